@@ -1,0 +1,2 @@
+// Compiles the format header on its own so that it stays self-contained.
+#include "mana/gdma_format.h"

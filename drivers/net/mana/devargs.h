@@ -1,0 +1,25 @@
+// Device arguments of net_mana: `mac=<mac_addr>`, repeatable up to 8 times (DPDK's mana guide).
+#pragma once
+
+#include <cstddef>
+
+#include <rte_ether.h>
+
+namespace mana {
+
+inline constexpr unsigned kMaxMacDevargs = 8;
+inline constexpr const char* kDevargsMac = "mac";
+inline constexpr const char* kDevargsHelp = "mac=<mac_addr>";
+
+struct Devargs {
+  unsigned mac_count = 0;  // 0: every port of the PCI function
+  rte_ether_addr macs[kMaxMacDevargs] = {};
+
+  bool wants(const rte_ether_addr& mac) const;
+};
+
+// Parses `args` (may be null or empty). Returns 0, or -EINVAL with the reason in `error` (one line
+// that says what to change).
+int parse_devargs(const char* args, Devargs& out, char* error, size_t error_len);
+
+}  // namespace mana

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Provide DPDK's driver-SDK headers for the installed libdpdk-dev. Debian does not ship them, so they
+# are taken from the Debian source package of exactly the installed version, into an ignored folder
+# (.deps/dpdk-sdk/<version>/include). Nothing is fetched when pkg-config's DPDK already has them.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+die() { echo "fetch-dpdk-sdk: error: $*" >&2; exit 1; }
+
+# The headers the PMD needs beyond the public API (plus what they include).
+headers=(ethdev_driver.h ethdev_pci.h ethdev_vdev.h bus_pci_driver.h bus_driver.h dev_driver.h
+  rte_eal_paging.h)
+
+incdir=$(pkg-config --variable=includedir libdpdk 2>/dev/null) || die "pkg-config cannot find libdpdk: install libdpdk-dev"
+have_all=1
+for h in "${headers[@]}"; do [ -f "$incdir/dpdk/$h" ] || [ -f "$incdir/$h" ] || have_all=0; done
+if [ $have_all = 1 ]; then
+  echo "fetch-dpdk-sdk: the installed DPDK already has the driver-SDK headers"
+  exit 0
+fi
+
+version=$(dpkg-query -W -f='${Version}' libdpdk-dev 2>/dev/null) || die "libdpdk-dev is not installed"
+upstream=${version%-*}; upstream=${upstream#*:}
+dest="$top/.deps/dpdk-sdk/$upstream/include"
+if [ -f "$dest/.complete" ]; then
+  exit 0
+fi
+
+work="$top/.deps/src"
+mkdir -p "$work"
+cd "$work"
+if ! ls dpdk_"$upstream".orig.tar.* >/dev/null 2>&1; then
+  if ! apt-get source --download-only -q "dpdk=$version" >/dev/null 2>&1; then
+    # No deb-src entry yet: add one for the same mirrors as the binary entries, then retry once.
+    if [ "$(id -u)" != 0 ]; then die "no deb-src for dpdk=$version and not root: add a deb-src line for your mirror, or run as root"; fi
+    src=/etc/apt/sources.list.d/mana-pmd-deb-src.sources
+    if [ -f /etc/apt/sources.list.d/debian.sources ]; then
+      sed -e 's/^Types:.*/Types: deb-src/' /etc/apt/sources.list.d/debian.sources > "$src"
+    elif [ -f /etc/apt/sources.list ]; then
+      grep -E '^deb ' /etc/apt/sources.list | sed 's/^deb /deb-src /' > /etc/apt/sources.list.d/mana-pmd-deb-src.list
+    else
+      die "no apt sources found to derive a deb-src entry from"
+    fi
+    apt-get update -q >/dev/null || die "apt-get update failed after adding deb-src entries ($src)"
+    apt-get source --download-only -q "dpdk=$version" >/dev/null \
+      || die "cannot download the source of dpdk=$version: no deb-src reachable for it (check $src)"
+  fi
+fi
+tarball=$(ls dpdk_"$upstream".orig.tar.* | head -n 1)
+# (tar is cut off by head: its SIGPIPE is expected)
+prefix=$( (tar -tf "$tarball" 2>/dev/null || true) | head -n 1 | cut -d/ -f1)
+rm -rf "$prefix"
+tar -xf "$tarball" --wildcards "$prefix/lib/*" "$prefix/drivers/bus/pci/*" "$prefix/drivers/net/mana/*" \
+  || die "cannot unpack $tarball"
+
+mkdir -p "$dest"
+for h in "${headers[@]}"; do
+  f=$(find "$prefix/lib" "$prefix/drivers/bus/pci" -name "$h" | head -n 1)
+  [ -n "$f" ] || die "$h is not in $tarball"
+  cp "$f" "$dest/"
+done
+touch "$dest/.complete"
+echo "fetch-dpdk-sdk: driver-SDK headers of DPDK $upstream in ${dest#$top/}"

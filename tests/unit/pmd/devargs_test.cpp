@@ -1,0 +1,88 @@
+#include "devargs.h"
+
+#include <cerrno>
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace {
+
+struct Parsed {
+  int rc;
+  mana::Devargs d;
+  std::string error;
+};
+
+Parsed parse(const char* args) {
+  Parsed p;
+  char error[256];
+  p.rc = mana::parse_devargs(args, p.d, error, sizeof(error));
+  p.error = error;
+  return p;
+}
+
+rte_ether_addr mac(uint8_t a, uint8_t b, uint8_t c, uint8_t d, uint8_t e, uint8_t f) {
+  return rte_ether_addr{{a, b, c, d, e, f}};
+}
+
+TEST(Devargs, EmptyMeansEveryPort) {
+  for (const char* args : {static_cast<const char*>(nullptr), ""}) {
+    Parsed p = parse(args);
+    EXPECT_EQ(p.rc, 0);
+    EXPECT_EQ(p.d.mac_count, 0u);
+    EXPECT_TRUE(p.d.wants(mac(1, 2, 3, 4, 5, 6)));
+  }
+}
+
+TEST(Devargs, OneMac) {
+  Parsed p = parse("mac=00:0d:3a:76:3b:d0");
+  ASSERT_EQ(p.rc, 0) << p.error;
+  ASSERT_EQ(p.d.mac_count, 1u);
+  rte_ether_addr expected = mac(0x00, 0x0d, 0x3a, 0x76, 0x3b, 0xd0);
+  EXPECT_TRUE(rte_is_same_ether_addr(&p.d.macs[0], &expected));
+}
+
+TEST(Devargs, EightMacsInOrder) {
+  std::string args;
+  for (int i = 0; i < 8; i++)
+    args += (i ? "," : "") + std::string("mac=02:00:00:00:00:0") + char('0' + i);
+  Parsed p = parse(args.c_str());
+  ASSERT_EQ(p.rc, 0) << p.error;
+  ASSERT_EQ(p.d.mac_count, 8u);
+  for (unsigned i = 0; i < 8; i++) EXPECT_EQ(p.d.macs[i].addr_bytes[5], i);
+  EXPECT_TRUE(p.d.wants(mac(2, 0, 0, 0, 0, 7)));
+  EXPECT_FALSE(p.d.wants(mac(2, 0, 0, 0, 0, 8)));
+}
+
+TEST(Devargs, NineMacsRejected) {
+  std::string args;
+  for (int i = 0; i < 9; i++)
+    args += (i ? "," : "") + std::string("mac=02:00:00:00:00:0") + char('0' + i);
+  Parsed p = parse(args.c_str());
+  EXPECT_EQ(p.rc, -EINVAL);
+  EXPECT_NE(p.error.find("more than 8"), std::string::npos) << p.error;
+  EXPECT_EQ(p.d.mac_count, 0u);
+}
+
+TEST(Devargs, MalformedMacRejected) {
+  for (const char* args :
+       {"mac=00:0d:3a:76:3b", "mac=zz:0d:3a:76:3b:d0", "mac=", "mac=00:0d:3a:76:3b:d0:11"}) {
+    Parsed p = parse(args);
+    EXPECT_EQ(p.rc, -EINVAL) << args;
+    EXPECT_NE(p.error.find("MAC"), std::string::npos) << args << ": " << p.error;
+  }
+}
+
+TEST(Devargs, UnknownKeyRejected) {
+  Parsed p = parse("mac=00:0d:3a:76:3b:d0,queues=4");
+  EXPECT_EQ(p.rc, -EINVAL);
+  EXPECT_NE(p.error.find("mac=<mac_addr>"), std::string::npos) << p.error;
+}
+
+TEST(Devargs, DuplicateMacRejected) {
+  Parsed p = parse("mac=00:0d:3a:76:3b:d0,mac=00:0D:3A:76:3B:D0");
+  EXPECT_EQ(p.rc, -EINVAL);
+  EXPECT_NE(p.error.find("twice"), std::string::npos) << p.error;
+}
+
+}  // namespace
