@@ -1,0 +1,309 @@
+#include "config/config.h"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace mana::emu {
+
+namespace {
+
+struct Field {
+  std::string_view key, value;
+};
+
+std::vector<std::string_view> split_words(std::string_view line) {
+  std::vector<std::string_view> words;
+  size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r')) ++i;
+    size_t start = i;
+    while (i < line.size() && line[i] != ' ' && line[i] != '\t' && line[i] != '\r') ++i;
+    if (i > start) words.push_back(line.substr(start, i - start));
+  }
+  return words;
+}
+
+// Parses one line of the file; keeps line numbers of records for validate_vfs's messages.
+class ConfigParser {
+ public:
+  ConfigParser(const std::string& source, EmuConfig* out) : source_(source), out_(out) {}
+
+  bool parse(std::string_view text, std::string* error) {
+    size_t line_no = 0;
+    size_t pos = 0;
+    while (pos <= text.size()) {
+      size_t end = text.find('\n', pos);
+      if (end == std::string_view::npos) end = text.size();
+      std::string_view line = text.substr(pos, end - pos);
+      ++line_no;
+      line_ = line_no;
+      if (size_t hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
+      if (!parse_line(split_words(line), error)) return false;
+      pos = end + 1;
+    }
+    return finish(error);
+  }
+
+ private:
+  bool fail(std::string* error, const std::string& reason) {
+    *error = source_ + ":" + std::to_string(line_) + ": " + reason;
+    return false;
+  }
+
+  bool split_field(std::string_view word, Field* field, std::string* error) {
+    size_t eq = word.find('=');
+    if (eq == std::string_view::npos || eq == 0) {
+      return fail(error, "expected key=value, got '" + std::string(word) + "'");
+    }
+    field->key = word.substr(0, eq);
+    field->value = word.substr(eq + 1);
+    if (field->value.empty())
+      return fail(error, "empty value for '" + std::string(field->key) + "'");
+    return true;
+  }
+
+  // Splits `words` into fields, rejecting duplicates and keys outside `allowed`.
+  bool fields_of(const std::vector<std::string_view>& words, size_t first,
+                 std::initializer_list<std::string_view> allowed, std::vector<Field>* fields,
+                 std::string* error) {
+    std::set<std::string_view> seen;
+    for (size_t i = first; i < words.size(); ++i) {
+      Field f;
+      if (!split_field(words[i], &f, error)) return false;
+      bool known = false;
+      for (auto key : allowed) known |= key == f.key;
+      if (!known) return fail(error, "unknown key '" + std::string(f.key) + "'");
+      if (!seen.insert(f.key).second) {
+        return fail(error, "duplicate key '" + std::string(f.key) + "'");
+      }
+      fields->push_back(f);
+    }
+    return true;
+  }
+
+  bool bad_value(std::string* error, const Field& f, const char* expected) {
+    return fail(error, "bad value '" + std::string(f.value) + "' for '" + std::string(f.key) +
+                           "' (expected " + expected + ")");
+  }
+
+  bool parse_line(const std::vector<std::string_view>& words, std::string* error) {
+    if (words.empty()) return true;
+    if (words[0] == "vf") return parse_vf(words, error);
+    if (words[0] == "port") return parse_port(words, error);
+    if (words.size() != 1) return fail(error, "one key=value per line outside vf/port records");
+    if (!vfs_started_.empty()) return fail(error, "global settings must come before the first vf");
+    std::vector<Field> fields;
+    if (!fields_of(words, 0, {"root", "doorbell", "control", "device_split", "limits"}, &fields,
+                   error)) {
+      return false;
+    }
+    const Field& f = fields[0];
+    if (!globals_seen_.insert(std::string(f.key)).second) {
+      return fail(error, "duplicate key '" + std::string(f.key) + "'");
+    }
+    if (f.key == "root") {
+      out_->root = f.value;
+    } else if (f.key == "control") {
+      out_->control = f.value;
+    } else if (f.key == "doorbell") {
+      if (f.value == "trap") {
+        out_->doorbell = EmuConfig::kTrap;
+      } else if (f.value == "poll") {
+        out_->doorbell = EmuConfig::kPoll;
+      } else {
+        return bad_value(error, f, "trap or poll");
+      }
+    } else if (f.key == "device_split") {
+      if (!parse_bit(f.value, &out_->device_split)) return bad_value(error, f, "0 or 1");
+    } else if (f.key == "limits") {
+      if (f.value == "6.2") {
+        out_->limits = EmuConfig::kLimits6_2;
+      } else if (f.value == "2025") {
+        out_->limits = EmuConfig::kLimits2025;
+      } else {
+        return bad_value(error, f, "6.2 or 2025");
+      }
+    }
+    return true;
+  }
+
+  bool parse_vf(const std::vector<std::string_view>& words, std::string* error) {
+    std::vector<Field> fields;
+    if (!fields_of(words, 1, {"pci", "coalesce", "anti_spoof"}, &fields, error)) return false;
+    VfConfig vf;
+    bool has_pci = false;
+    for (const Field& f : fields) {
+      if (f.key == "pci") {
+        if (!parse_pci_addr(f.value, &vf.pci_addr)) return bad_value(error, f, "dddd:bb:dd.f");
+        has_pci = true;
+      } else if (f.key == "coalesce") {
+        if (!parse_bit(f.value, &vf.rx_coalescing)) return bad_value(error, f, "0 or 1");
+      } else if (f.key == "anti_spoof") {
+        if (!parse_bit(f.value, &vf.anti_spoof)) return bad_value(error, f, "0 or 1");
+      }
+    }
+    if (!has_pci) return fail(error, "vf record without pci=");
+    out_->vfs.push_back(vf);
+    vfs_started_.push_back(line_);
+    port_lines_.emplace_back();
+    return true;
+  }
+
+  bool parse_port(const std::vector<std::string_view>& words, std::string* error) {
+    if (out_->vfs.empty()) return fail(error, "port record before any vf record");
+    std::vector<Field> fields;
+    if (!fields_of(words, 1, {"mac", "ifname", "up", "wire"}, &fields, error)) return false;
+    PortConfig port;
+    bool has_mac = false, has_ifname = false;
+    for (const Field& f : fields) {
+      if (f.key == "mac") {
+        if (!parse_mac(f.value, &port.mac)) return bad_value(error, f, "aa:bb:cc:dd:ee:ff");
+        has_mac = true;
+      } else if (f.key == "ifname") {
+        port.ifname = f.value;
+        has_ifname = true;
+      } else if (f.key == "up") {
+        if (!parse_bit(f.value, &port.netdev_up)) return bad_value(error, f, "0 or 1");
+      } else if (f.key == "wire") {
+        port.wire = f.value;
+      }
+    }
+    if (!has_mac) return fail(error, "port record without mac=");
+    if (!has_ifname) return fail(error, "port record without ifname=");
+    out_->vfs.back().ports.push_back(port);
+    port_lines_.back().push_back(line_);
+    return true;
+  }
+
+  bool finish(std::string* error) {
+    if (out_->root.empty()) {
+      *error = source_ + ": missing root=";
+      return false;
+    }
+    if (out_->control.empty()) out_->control = out_->root + "/control.sock";
+    for (VfConfig& vf : out_->vfs) vf.limits = limits_of(out_->limits);
+    auto where = [this](size_t vf, int port) {
+      size_t line = port < 0 || static_cast<size_t>(port) >= port_lines_[vf].size()
+                        ? vfs_started_[vf]
+                        : port_lines_[vf][static_cast<size_t>(port)];
+      return source_ + ":" + std::to_string(line);
+    };
+    if (out_->vfs.empty()) {
+      *error = source_ + ": no vf record";
+      return false;
+    }
+    return validate_vfs(*out_, where, error);
+  }
+
+  const std::string& source_;
+  EmuConfig* out_;
+  size_t line_ = 0;
+  std::set<std::string> globals_seen_;
+  std::vector<size_t> vfs_started_;              // line of each vf record
+  std::vector<std::vector<size_t>> port_lines_;  // line of each port record, per vf
+};
+
+// First-seen check for unique names; returns false when `value` was seen before.
+bool remember(std::set<std::string>* seen, const std::string& value) {
+  return seen->insert(value).second;
+}
+
+}  // namespace
+
+DeviceLimits limits_of(EmuConfig::LimitsProfile profile) {
+  return profile == EmuConfig::kLimits2025 ? DeviceLimits::kernel_2025()
+                                           : DeviceLimits::kernel_6_2();
+}
+
+bool validate_vfs(const EmuConfig& config, const ConfigLocator& where, std::string* error) {
+  std::set<std::string> pcis, macs, ifnames;
+  if (config.vfs.empty()) {
+    *error = "no VF configured";
+    return false;
+  }
+  for (size_t v = 0; v < config.vfs.size(); ++v) {
+    const VfConfig& vf = config.vfs[v];
+    auto vf_fail = [&](const std::string& reason) {
+      *error = where(v, -1) + ": " + reason;
+      return false;
+    };
+    std::string canonical;
+    if (!parse_pci_addr(vf.pci_addr, &canonical)) {
+      return vf_fail("bad PCI address '" + vf.pci_addr + "'");
+    }
+    if (!remember(&pcis, canonical)) return vf_fail("duplicate PCI address " + canonical);
+    if (vf.ports.empty()) return vf_fail("VF " + canonical + " has no port");
+    if (vf.ports.size() > kMaxPortsPerVf) {
+      return vf_fail("VF " + canonical + " has " + std::to_string(vf.ports.size()) +
+                     " ports (at most 8)");
+    }
+    for (size_t p = 0; p < vf.ports.size(); ++p) {
+      const PortConfig& port = vf.ports[p];
+      auto port_fail = [&](const std::string& reason) {
+        *error = where(v, static_cast<int>(p)) + ": " + reason;
+        return false;
+      };
+      std::string mac = format_mac(port.mac);
+      if (port.mac[0] & 1) return port_fail("MAC " + mac + " is a multicast address");
+      if (port.mac == MacAddress{}) return port_fail("MAC 00:00:00:00:00:00 is not valid");
+      if (!remember(&macs, mac)) return port_fail("duplicate MAC " + mac);
+      std::string wire_error;
+      if (!is_plain_value(port.ifname) || port.ifname.size() > 15 ||
+          port.ifname.find('/') != std::string::npos) {
+        return port_fail("bad interface name '" + port.ifname + "'");
+      }
+      if (!remember(&ifnames, port.ifname)) return port_fail("duplicate ifname " + port.ifname);
+      if (!check_wire_spec(port.wire, &wire_error)) return port_fail(wire_error);
+      if (port.wire == "pair") {
+        size_t partner = p ^ 1;
+        if (partner >= vf.ports.size() || vf.ports[partner].wire != "pair") {
+          return port_fail("wire pair joins ports " + std::to_string(p & ~size_t{1}) + " and " +
+                           std::to_string(p | 1) + " of a VF: both need wire=pair");
+        }
+      }
+    }
+  }
+  return true;
+}
+
+bool parse_config(std::string_view text, const std::string& source, EmuConfig* out,
+                  std::string* error) {
+  EmuConfig config;
+  ConfigParser parser(source, &config);
+  if (!parser.parse(text, error)) return false;
+  *out = std::move(config);
+  return true;
+}
+
+bool load_config(const std::string& path, EmuConfig* out, std::string* error) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    *error = path + ": cannot open";
+    return false;
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_config(text.str(), path, out, error);
+}
+
+std::string format_config(const EmuConfig& config) {
+  std::ostringstream out;
+  out << "# mana-emu run configuration (see doc/emulator.md)\n";
+  out << "root=" << config.root << "\n";
+  out << "doorbell=" << (config.doorbell == EmuConfig::kPoll ? "poll" : "trap") << "\n";
+  out << "control=" << config.control << "\n";
+  out << "device_split=" << (config.device_split ? 1 : 0) << "\n";
+  out << "limits=" << (config.limits == EmuConfig::kLimits2025 ? "2025" : "6.2") << "\n";
+  for (const VfConfig& vf : config.vfs) {
+    out << "vf pci=" << vf.pci_addr << " coalesce=" << (vf.rx_coalescing ? 1 : 0)
+        << " anti_spoof=" << (vf.anti_spoof ? 1 : 0) << "\n";
+    for (const PortConfig& port : vf.ports) {
+      out << "port mac=" << format_mac(port.mac) << " ifname=" << port.ifname
+          << " up=" << (port.netdev_up ? 1 : 0) << " wire=" << port.wire << "\n";
+    }
+  }
+  return out.str();
+}
+
+}  // namespace mana::emu

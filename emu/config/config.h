@@ -1,0 +1,46 @@
+// The emulator's run configuration: the `R/config` file `mana-emu run` writes and the LD_PRELOAD
+// library reads (format in doc/emulator.md and /work/helpers/layout.md).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/value_parsers.h"
+#include "device/device.h"
+
+namespace mana::emu {
+
+constexpr unsigned kMaxPortsPerVf = 8;
+
+struct EmuConfig {
+  enum DoorbellMode { kTrap, kPoll };
+  enum LimitsProfile { kLimits6_2, kLimits2025 };
+
+  std::string root;     // the run folder R
+  std::string control;  // unix socket of the control channel (default R/control.sock)
+  DoorbellMode doorbell = kTrap;
+  bool device_split = false;  // manae_<n> (Ethernet) + mana_<n> (RNIC) per VF
+  LimitsProfile limits = kLimits6_2;
+  std::vector<VfConfig> vfs;  // every VF's `limits` follows `limits`
+};
+
+DeviceLimits limits_of(EmuConfig::LimitsProfile profile);
+
+// Parses config text; `source` names it in errors ("<source>:<line>: <reason>"). Strict: unknown
+// keys, duplicate keys, bad values and inconsistent VFs/ports are errors.
+bool parse_config(std::string_view text, const std::string& source, EmuConfig* out,
+                  std::string* error);
+bool load_config(const std::string& path, EmuConfig* out, std::string* error);
+
+// The config file text; parse_config(format_config(c)) gives back c.
+std::string format_config(const EmuConfig& config);
+
+// Checks the VFs and ports: 1..8 ports per VF, unique PCI addresses, MACs and ifnames, unicast
+// MACs, valid wires, `pair` partners (port 2k with 2k+1, both "pair"). `where(vf, port)` names the
+// offending record in the error (port is -1 for a VF-level error).
+using ConfigLocator = std::function<std::string(size_t vf, int port)>;
+bool validate_vfs(const EmuConfig& config, const ConfigLocator& where, std::string* error);
+
+}  // namespace mana::emu

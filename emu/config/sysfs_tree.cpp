@@ -1,0 +1,153 @@
+#include "config/sysfs_tree.h"
+
+#include "config/fs_util.h"
+
+namespace mana::emu {
+
+namespace {
+
+std::string removed_pci_dir(const EmuConfig& config, uint32_t vf) {
+  return config.root + "/removed/pci/" + config.vfs[vf].pci_addr;
+}
+
+std::string removed_ib_dir(const std::string& root, const std::string& ibdev) {
+  return root + "/removed/infiniband/" + ibdev;
+}
+
+// Builds files one after the other, keeping the first error.
+class TreeWriter {
+ public:
+  explicit TreeWriter(std::string* error) : error_(error) {}
+  bool ok() const { return ok_; }
+  void dir(const std::string& path) {
+    if (ok_) ok_ = make_dirs(path, error_);
+  }
+  void file(const std::string& path, const std::string& line) {
+    if (ok_) ok_ = write_file(path, line + "\n", error_);
+  }
+  void symlink(const std::string& target, const std::string& link) {
+    if (ok_) ok_ = make_symlink(target, link, error_);
+  }
+
+ private:
+  std::string* error_;
+  bool ok_ = true;
+};
+
+void write_pci_device(const EmuConfig& config, uint32_t vf, TreeWriter* w) {
+  const VfConfig& cfg = config.vfs[vf];
+  const std::string dir = pci_device_dir(config, vf);
+  w->dir(dir);
+  w->file(dir + "/vendor", "0x1414");
+  w->file(dir + "/device", "0x00ba");
+  w->file(dir + "/subsystem_vendor", "0x1414");
+  w->file(dir + "/subsystem_device", "0x0001");
+  w->file(dir + "/class", "0x020000");
+  w->file(dir + "/numa_node", "0");
+  std::string resource;
+  for (int i = 0; i < 6; ++i) {
+    resource +=
+        std::string(i ? "\n" : "") + "0x0000000000000000 0x0000000000000000 0x0000000000000000";
+  }
+  w->file(dir + "/resource", resource);
+  w->file(
+      dir + "/uevent",
+      "DRIVER=mana\nPCI_CLASS=20000\nPCI_ID=1414:00BA\nPCI_SUBSYS_ID=1414:0001\nPCI_SLOT_NAME=" +
+          cfg.pci_addr);
+  w->symlink(config.root + "/sys/bus/pci/drivers/mana", dir + "/driver");
+  for (size_t p = 0; p < cfg.ports.size(); ++p) {
+    const PortConfig& port = cfg.ports[p];
+    const std::string net = dir + "/net/" + port.ifname;
+    w->dir(net);
+    w->file(net + "/address", format_mac(port.mac));
+    w->file(net + "/dev_port", std::to_string(p));
+    w->file(net + "/operstate", port.netdev_up ? "up" : "down");
+  }
+}
+
+}  // namespace
+
+std::vector<IbDeviceInfo> ib_devices(const EmuConfig& config) {
+  std::vector<IbDeviceInfo> devices;
+  for (uint32_t vf = 0; vf < config.vfs.size(); ++vf) {
+    const std::string n = std::to_string(vf);
+    if (config.device_split) {
+      devices.push_back({"manae_" + n, vf, IbDeviceInfo::kEthernet, 2});
+      devices.push_back({"mana_" + n, vf, IbDeviceInfo::kRnic, 3});
+    } else {
+      devices.push_back({"mana_" + n, vf, IbDeviceInfo::kCombined, 0});
+    }
+  }
+  return devices;
+}
+
+std::string pci_devices_dir(const std::string& root) { return root + "/sys/bus/pci/devices"; }
+
+std::string pci_device_dir(const EmuConfig& config, uint32_t vf) {
+  return pci_devices_dir(config.root) + "/" + config.vfs[vf].pci_addr;
+}
+
+std::string ib_device_dir(const std::string& root, const std::string& ibdev) {
+  return root + "/sys/class/infiniband/" + ibdev;
+}
+
+std::string uverbs_dir(const std::string& root, uint32_t index) {
+  return root + "/sys/class/infiniband_verbs/uverbs" + std::to_string(index);
+}
+
+bool write_sysfs_tree(const EmuConfig& config, std::string* error) {
+  TreeWriter w(error);
+  w.dir(config.root + "/sys/bus/pci/drivers/mana");
+  w.dir(pci_devices_dir(config.root));
+  for (uint32_t vf = 0; vf < config.vfs.size(); ++vf) write_pci_device(config, vf, &w);
+  const auto devices = ib_devices(config);
+  for (uint32_t k = 0; k < devices.size(); ++k) {
+    const std::string dir = ib_device_dir(config.root, devices[k].name);
+    w.dir(dir);
+    w.file(dir + "/node_type", "1: CA");
+    w.symlink(pci_device_dir(config, devices[k].vf), dir + "/device");
+    w.dir(uverbs_dir(config.root, k));
+    w.file(uverbs_dir(config.root, k) + "/ibdev", devices[k].name);
+  }
+  return w.ok();
+}
+
+bool vf_present(const EmuConfig& config, uint32_t vf) {
+  return vf < config.vfs.size() && path_exists(pci_device_dir(config, vf));
+}
+
+bool set_vf_present(const EmuConfig& config, uint32_t vf, bool present, std::string* error) {
+  if (vf >= config.vfs.size()) {
+    *error = "no VF " + std::to_string(vf);
+    return false;
+  }
+  if (vf_present(config, vf) == present) {
+    *error = "VF " + std::to_string(vf) + (present ? " is present" : " is already removed");
+    return false;
+  }
+  const std::string pci_live = pci_device_dir(config, vf), pci_gone = removed_pci_dir(config, vf);
+  if (!(present ? move_path(pci_gone, pci_live, error) : move_path(pci_live, pci_gone, error))) {
+    return false;
+  }
+  for (const IbDeviceInfo& dev : ib_devices(config)) {
+    if (dev.vf != vf) continue;
+    const std::string live = ib_device_dir(config.root, dev.name);
+    const std::string gone = removed_ib_dir(config.root, dev.name);
+    if (!(present ? move_path(gone, live, error) : move_path(live, gone, error))) return false;
+  }
+  return true;
+}
+
+bool set_operstate(const EmuConfig& config, uint32_t vf, uint32_t port, bool up,
+                   std::string* error) {
+  if (vf >= config.vfs.size() || port >= config.vfs[vf].ports.size()) {
+    *error = "no port " + std::to_string(port) + " on VF " + std::to_string(vf);
+    return false;
+  }
+  const std::string base =
+      vf_present(config, vf) ? pci_device_dir(config, vf) : removed_pci_dir(config, vf);
+  return write_file(base + "/net/" + config.vfs[vf].ports[port].ifname + "/operstate",
+                    up ? "up\n" : "down\n", error);
+}
+
+}  // namespace mana::emu

@@ -1,0 +1,42 @@
+// The sysfs view of the emulated VFs under the run folder R (contract: /work/helpers/layout.md):
+// R/sys/bus/pci/devices/<bdf>/ for DPDK's PCI bus (SYSFS_PCI_DEVICES) and
+// R/sys/class/infiniband/<ibdev>/ for the ibdev_path of the emulated ibv_devices.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+
+namespace mana::emu {
+
+// One emulated RDMA device, in the order the device list (and uverbs<k> numbering) uses: VF by VF;
+// with the device split the Ethernet device manae_<n> comes before the RNIC device mana_<n>.
+struct IbDeviceInfo {
+  enum Kind { kCombined, kEthernet, kRnic };
+  std::string name;  // mana_<n> or manae_<n>
+  uint32_t vf;       // index into EmuConfig::vfs
+  Kind kind;
+  uint32_t vendor_part_id;  // 0 (combined), 2 (Ethernet), 3 (RNIC)
+};
+std::vector<IbDeviceInfo> ib_devices(const EmuConfig& config);
+
+std::string pci_devices_dir(const std::string& root);  // R/sys/bus/pci/devices
+std::string pci_device_dir(const EmuConfig& config, uint32_t vf);
+std::string ib_device_dir(const std::string& root, const std::string& ibdev);
+std::string uverbs_dir(const std::string& root, uint32_t index);
+
+// Writes the whole tree for `config` under config.root (which must exist).
+bool write_sysfs_tree(const EmuConfig& config, std::string* error);
+
+// Hot removal: moves the VF's PCI folder and its RDMA device folders to R/removed/ (present=false)
+// and back (present=true). Moving to the state the VF is already in is an error.
+bool set_vf_present(const EmuConfig& config, uint32_t vf, bool present, std::string* error);
+bool vf_present(const EmuConfig& config, uint32_t vf);
+
+// Writes `up`/`down` to the port's net/<ifname>/operstate (also while the VF is removed).
+bool set_operstate(const EmuConfig& config, uint32_t vf, uint32_t port, bool up,
+                   std::string* error);
+
+}  // namespace mana::emu

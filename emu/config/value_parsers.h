@@ -1,0 +1,34 @@
+// Parsing and formatting of the small values the emulator's config and command line share:
+// MAC addresses, PCI addresses, wire specs, numbers and on/off flags.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace mana::emu {
+
+using MacAddress = std::array<uint8_t, 6>;
+
+// "aa:bb:cc:dd:ee:ff" (either case, exactly two hex digits per byte).
+bool parse_mac(std::string_view text, MacAddress* out);
+// Lower-case "aa:bb:cc:dd:ee:ff", as Linux shows it in sysfs.
+std::string format_mac(const MacAddress& mac);
+
+// "dddd:bb:dd.f" (hex; device <= 0x1f, function <= 7). `canonical` gets the lower-case form.
+bool parse_pci_addr(std::string_view text, std::string* canonical);
+
+// loop | pair | null | tap:<ifname> | shm:<name>. `error` says what is wrong.
+bool check_wire_spec(std::string_view spec, std::string* error);
+
+// Decimal unsigned number without sign or spaces, at most `max`.
+bool parse_uint(std::string_view text, uint32_t max, uint32_t* out);
+
+// "0"/"1" as in the config file.
+bool parse_bit(std::string_view text, bool* out);
+
+// True when `text` holds no whitespace, '#' or '=' and is not empty: safe as a config value.
+bool is_plain_value(std::string_view text);
+
+}  // namespace mana::emu
