@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# All tests, as CI runs them, on a fresh Debian 12 machine (as root): setup, build, every unit and
+# integration test, then the unit tests again in a sanitizer build (address, undefined).
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+scripts/setup.sh
+
+BUILD_DIR=$top/build scripts/build.sh
+meson test -C build --print-errorlogs --num-processes 2
+
+# The sanitizer build runs the unit tests (the integration tests load our PMD into Debian's
+# uninstrumented testpmd, which ASan cannot follow).
+BUILD_DIR=$top/build-asan scripts/build.sh -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+  meson test -C build-asan --suite unit --print-errorlogs --num-processes 2
