@@ -5,7 +5,7 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 dir=${BUILD_DIR:-$top/build}
 if [ ! -f "$dir/build.ninja" ]; then
-  meson setup "$dir" "$top" "$@" >/dev/null
+  meson setup "$dir" "$top" "$@"
 elif [ $# -gt 0 ]; then
   meson configure "$dir" "$@" >/dev/null
 fi
