@@ -9,6 +9,15 @@ secs=${1:-10}
 scripts/setup.sh
 BUILD_DIR=$top/build scripts/build.sh >/dev/null
 pmd=$top/build/drivers/net/mana/librte_net_mana.so
+# DPDK's EAL refuses -d plugins below a world-writable folder (a checkout under /tmp): use a copy.
+d=$(dirname "$pmd")
+while [ "$d" != / ]; do
+  if [ -n "$(find "$d" -maxdepth 0 -perm -0002)" ]; then
+    mkdir -p /run/mana-pmd && chmod 755 /run/mana-pmd && cp "$pmd" /run/mana-pmd/ && pmd=/run/mana-pmd/$(basename "$pmd")
+    break
+  fi
+  d=$(dirname "$d")
+done
 emu=$top/build/emu/tool/mana-emu
 
 if [ ! -x "$emu" ]; then

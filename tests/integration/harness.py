@@ -8,6 +8,7 @@ a user stops it (SIGINT for testpmd, which then prints its final statistics and 
 import os
 import re
 import selectors
+import shutil
 import signal
 import subprocess
 import sys
@@ -16,7 +17,30 @@ import time
 from pathlib import Path
 
 BUILD = Path(os.environ.get("MANA_BUILD_DIR", Path(__file__).resolve().parents[2] / "build"))
-PMD = BUILD / "drivers/net/mana/librte_net_mana.so"
+BUILT_PMD = BUILD / "drivers/net/mana/librte_net_mana.so"
+
+
+def _world_writable_ancestor(path):
+    for parent in Path(path).resolve().parents:
+        if parent.stat().st_mode & 0o002:
+            return parent
+    return None
+
+
+def _loadable(path):
+    """DPDK's EAL refuses -d plugins below a world-writable folder (e.g. a clone under /tmp): use a
+    private copy in /run/mana-pmd-tests then."""
+    if _world_writable_ancestor(path) is None:
+        return path
+    safe = Path("/run/mana-pmd-tests")
+    safe.mkdir(mode=0o755, exist_ok=True)
+    os.chmod(safe, 0o755)
+    copy = safe / path.name
+    shutil.copy2(path, copy)
+    return copy
+
+
+PMD = _loadable(BUILT_PMD)
 MANA_EMU = BUILD / "emu/tool/mana-emu"
 
 
