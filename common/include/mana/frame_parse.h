@@ -1,5 +1,5 @@
 // Header parsing of an Ethernet frame: what the emulated NIC (checksums, RSS, VLAN) and the test
-// checkers need to know about it.
+// checkers need to know about it (spec §4.10).
 #pragma once
 
 #include <cstddef>
@@ -7,22 +7,35 @@
 
 namespace mana {
 
+inline constexpr uint16_t kEtherTypeIpv4 = 0x0800;
+inline constexpr uint16_t kEtherTypeIpv6 = 0x86DD;
+inline constexpr uint16_t kEtherTypeVlan = 0x8100;
+inline constexpr uint8_t kIpProtoTcp = 6;
+inline constexpr uint8_t kIpProtoUdp = 17;
+
 struct FrameInfo {
   uint32_t len = 0;
-  bool vlan = false;       // an outer 802.1Q tag follows the source MAC
+  bool vlan = false;  // an outer 802.1Q tag follows the source MAC (and fits in the frame)
   uint16_t vlan_tci = 0;
   uint16_t ethertype = 0;  // after any VLAN tag
-  uint32_t l3_offset = 0;
+  uint32_t l3_offset = 0;  // first byte after the Ethernet header and tag (set for any ethertype)
   enum class L3 : uint8_t { kNone, kIpv4, kIpv6 } l3 = L3::kNone;
-  uint32_t l3_len = 0;       // IP header length (IPv6: 40 + extension headers walked)
+  uint32_t l3_len = 0;  // IP header length (IPv6: 40 + extension headers walked); 0 when the
+                        // fixed header does not fit in the frame
   bool ipv4_header_ok = false;  // structurally valid (version, IHL, total length fit the frame)
+  bool ipv6_header_ok = false;  // version 6, payload length fits the frame, extensions walked
   bool fragment = false;        // IPv4 MF/offset or IPv6 fragment header
-  uint8_t l4_proto = 0;         // 6 TCP, 17 UDP, ...
-  uint32_t l4_offset = 0;       // 0 when no L4 header is present (fragments, other protocols)
-  uint32_t l4_len = 0;          // bytes from the L4 header to the end of the IP payload
+  uint8_t l4_proto = 0;         // 6 TCP, 17 UDP, ... (the upper-layer protocol, also for fragments)
+  uint32_t l4_offset = 0;       // 0 when no L4 header is present (fragments, other protocols,
+                                // TCP/UDP header truncated)
+  uint32_t l4_len = 0;          // bytes from the L4 header to the end of the IP payload (0 when no
+                                // L4 header); Ethernet padding after the IP payload is excluded
+  uint32_t l4_header_len = 0;   // TCP data offset * 4, UDP 8; 0 when no L4 header
 };
 
-// Parses `frame`; never reads past `len`. Returns false for a frame shorter than an Ethernet header.
+// Parses `frame`; never reads past `len`. Returns false for a frame shorter than an Ethernet
+// header. Only TCP and UDP headers are recognised at L4; IPv6 extension headers walked: hop-by-hop,
+// routing, destination options and fragment.
 bool parse_frame(const uint8_t* frame, uint32_t len, FrameInfo* out);
 
 }  // namespace mana
