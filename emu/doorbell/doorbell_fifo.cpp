@@ -1,0 +1,80 @@
+#include "doorbell/doorbell_fifo.h"
+
+#include <immintrin.h>
+
+#include <new>
+
+namespace mana::emu::doorbell {
+namespace {
+
+constexpr uint64_t kMagic = 0x4d414e4144424649ull;  // "MANADBFI"
+
+bool power_of_two_at_least_2(uint32_t n) { return n >= 2 && (n & (n - 1)) == 0; }
+
+}  // namespace
+
+size_t DoorbellFifo::bytes(uint32_t capacity) {
+  return sizeof(DoorbellFifo) + size_t{capacity} * sizeof(Cell);
+}
+
+DoorbellFifo::DoorbellFifo(uint32_t capacity)
+    : magic_(0), mask_(capacity - 1), enqueue_position_(0), dequeue_position_(0) {
+  for (uint32_t i = 0; i < capacity; ++i) new (&cells()[i]) Cell{{i}, {}};
+}
+
+DoorbellFifo* DoorbellFifo::init(void* mem, uint32_t capacity) {
+  if (!power_of_two_at_least_2(capacity) || reinterpret_cast<uintptr_t>(mem) % 64 != 0) {
+    return nullptr;
+  }
+  auto* fifo = new (mem) DoorbellFifo(capacity);
+  // Published last, so an attacher never sees a half-formatted FIFO.
+  std::atomic_ref<uint64_t>(fifo->magic_).store(kMagic, std::memory_order_release);
+  return fifo;
+}
+
+DoorbellFifo* DoorbellFifo::attach(void* mem) {
+  auto* fifo = static_cast<DoorbellFifo*>(mem);
+  if (std::atomic_ref<uint64_t>(fifo->magic_).load(std::memory_order_acquire) != kMagic) {
+    return nullptr;
+  }
+  return fifo;
+}
+
+void DoorbellFifo::push(const DoorbellRecord& record) noexcept {
+  uint64_t position = enqueue_position_.load(std::memory_order_relaxed);
+  Cell* cell;
+  for (;;) {
+    cell = &cells()[position & mask_];
+    const uint64_t sequence = cell->sequence.load(std::memory_order_acquire);
+    const int64_t lag = static_cast<int64_t>(sequence - position);
+    if (lag == 0) {
+      if (enqueue_position_.compare_exchange_weak(position, position + 1,
+                                                  std::memory_order_relaxed)) {
+        break;
+      }
+      continue;  // `position` was reloaded by the failed exchange
+    }
+    if (lag < 0) _mm_pause();  // full: the consumer has not freed this cell yet
+    position = enqueue_position_.load(std::memory_order_relaxed);
+  }
+  cell->record = record;
+  cell->sequence.store(position + 1, std::memory_order_release);
+}
+
+bool DoorbellFifo::pop(DoorbellRecord& record) noexcept {
+  const uint64_t position = dequeue_position_.load(std::memory_order_relaxed);
+  Cell* cell = &cells()[position & mask_];
+  if (cell->sequence.load(std::memory_order_acquire) != position + 1) return false;
+  record = cell->record;
+  cell->sequence.store(position + mask_ + 1, std::memory_order_release);
+  dequeue_position_.store(position + 1, std::memory_order_relaxed);
+  return true;
+}
+
+uint64_t DoorbellFifo::size() const {
+  const uint64_t tail = dequeue_position_.load(std::memory_order_acquire);
+  const uint64_t head = enqueue_position_.load(std::memory_order_acquire);
+  return head >= tail ? head - tail : 0;
+}
+
+}  // namespace mana::emu::doorbell

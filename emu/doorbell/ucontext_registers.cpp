@@ -1,0 +1,26 @@
+#include "doorbell/ucontext_registers.h"
+
+namespace mana::emu::doorbell {
+namespace {
+
+// gregs index of each register, in x86 encoding order.
+constexpr int kGregOf[16] = {
+    REG_RAX, REG_RCX, REG_RDX, REG_RBX, REG_RSP, REG_RBP, REG_RSI, REG_RDI,
+    REG_R8,  REG_R9,  REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15,
+};
+
+}  // namespace
+
+void register_file_from(const ucontext_t& context, RegisterFile& regs) noexcept {
+  const greg_t* gregs = context.uc_mcontext.gregs;
+  for (int i = 0; i < 16; ++i) regs.gpr[i] = static_cast<uint64_t>(gregs[kGregOf[i]]);
+  regs.rip = static_cast<uint64_t>(gregs[REG_RIP]);
+  const auto* fp = context.uc_mcontext.fpregs;
+  for (int i = 0; i < 16; ++i) {
+    const uint32_t* e = fp != nullptr ? fp->_xmm[i].element : nullptr;
+    regs.xmm[i].lo = e != nullptr ? (uint64_t{e[1]} << 32) | e[0] : 0;
+    regs.xmm[i].hi = e != nullptr ? (uint64_t{e[3]} << 32) | e[2] : 0;
+  }
+}
+
+}  // namespace mana::emu::doorbell
