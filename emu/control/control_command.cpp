@@ -1,0 +1,225 @@
+#include "control/control_command.h"
+
+#include <unistd.h>
+
+#include <sstream>
+
+#include "config/sysfs_tree.h"
+
+namespace mana::emu {
+
+namespace {
+
+constexpr uint32_t kMaxIndex = 1u << 16;
+constexpr uint32_t kMaxFaultCount = 1u << 24;
+constexpr uint32_t kMaxCqeType = 63;  // 6-bit CQE type field
+
+std::vector<std::string_view> words_of(std::string_view line) {
+  std::vector<std::string_view> words;
+  size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r')) ++i;
+    size_t start = i;
+    while (i < line.size() && line[i] != ' ' && line[i] != '\t' && line[i] != '\r') ++i;
+    if (i > start) words.push_back(line.substr(start, i - start));
+  }
+  return words;
+}
+
+bool fail(std::string* error, const std::string& reason) {
+  *error = reason;
+  return false;
+}
+
+bool number(std::string_view word, uint32_t min, uint32_t max, const char* what, uint32_t* out,
+            std::string* error) {
+  if (!parse_uint(word, max, out) || *out < min) {
+    return fail(error, "bad " + std::string(what) + " '" + std::string(word) + "' (" +
+                           std::to_string(min) + ".." + std::to_string(max) + ")");
+  }
+  return true;
+}
+
+bool expect_words(const std::vector<std::string_view>& w, size_t count, const char* usage,
+                  std::string* error) {
+  if (w.size() == count) return true;
+  return fail(error, std::string("usage: ") + usage);
+}
+
+bool parse_fault(const std::vector<std::string_view>& w, ControlCommand* cmd, std::string* error) {
+  static const char* kUsage =
+      "fault <vf> <port> tx|rx error-cqe <cqe_type> <count> | fault <vf> <port> tx|rx bad-lkey "
+      "<count>";
+  if (w.size() < 5) return fail(error, std::string("usage: ") + kUsage);
+  if (!number(w[1], 0, kMaxIndex, "vf", &cmd->vf, error)) return false;
+  if (!number(w[2], 0, kMaxIndex, "port", &cmd->port, error)) return false;
+  if (w[3] != "tx" && w[3] != "rx")
+    return fail(error, "expected tx or rx, got '" + std::string(w[3]) + "'");
+  cmd->fault.tx = w[3] == "tx";
+  cmd->fault.port = cmd->port;
+  if (w[4] == "error-cqe") {
+    if (!expect_words(w, 7, kUsage, error)) return false;
+    cmd->fault.kind = Fault::Kind::kErrorCqe;
+    if (!number(w[5], 1, kMaxCqeType, "cqe_type", &cmd->fault.cqe_type, error)) return false;
+    return number(w[6], 1, kMaxFaultCount, "count", &cmd->fault.count, error);
+  }
+  if (w[4] == "bad-lkey") {
+    if (!expect_words(w, 6, kUsage, error)) return false;
+    cmd->fault.kind = Fault::Kind::kBadLkey;
+    return number(w[5], 1, kMaxFaultCount, "count", &cmd->fault.count, error);
+  }
+  return fail(error, "unknown fault '" + std::string(w[4]) + "' (error-cqe, bad-lkey)");
+}
+
+void json_queue(std::ostringstream& out, uint32_t id, const QueueCounters& c) {
+  out << "{\"id\":" << id << ",\"wqes\":" << c.wqes << ",\"packets\":" << c.packets
+      << ",\"bytes\":" << c.bytes << ",\"cqes\":" << c.cqes << ",\"error_cqes\":" << c.error_cqes
+      << ",\"doorbells\":" << c.doorbells << "}";
+}
+
+template <typename ReadCounters>
+void json_queues(std::ostringstream& out, const std::vector<uint32_t>& ids, ReadCounters read) {
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (i) out << ",";
+    json_queue(out, ids[i], read(ids[i]));
+  }
+}
+
+}  // namespace
+
+bool parse_control_command(std::string_view line, ControlCommand* out, std::string* error) {
+  const auto w = words_of(line);
+  if (w.empty()) return fail(error, "empty command");
+  ControlCommand cmd;
+  const std::string_view verb = w[0];
+  if (verb == "netdev") {
+    if (!expect_words(w, 4, "netdev <vf> <port> up|down", error)) return false;
+    cmd.kind = ControlCommand::Kind::kNetdev;
+    if (!number(w[1], 0, kMaxIndex, "vf", &cmd.vf, error)) return false;
+    if (!number(w[2], 0, kMaxIndex, "port", &cmd.port, error)) return false;
+    if (w[3] != "up" && w[3] != "down") {
+      return fail(error, "expected up or down, got '" + std::string(w[3]) + "'");
+    }
+    cmd.up = w[3] == "up";
+  } else if (verb == "remove" || verb == "add" || verb == "counters" || verb == "live") {
+    if (!expect_words(w, 2, (std::string(verb) + " <vf>").c_str(), error)) return false;
+    cmd.kind = verb == "remove"     ? ControlCommand::Kind::kRemove
+               : verb == "add"      ? ControlCommand::Kind::kAdd
+               : verb == "counters" ? ControlCommand::Kind::kCounters
+                                    : ControlCommand::Kind::kLive;
+    if (!number(w[1], 0, kMaxIndex, "vf", &cmd.vf, error)) return false;
+  } else if (verb == "fault") {
+    cmd.kind = ControlCommand::Kind::kFault;
+    if (!parse_fault(w, &cmd, error)) return false;
+  } else {
+    return fail(error, "unknown command '" + std::string(verb) +
+                           "' (netdev, remove, add, fault, counters, live)");
+  }
+  *out = cmd;
+  return true;
+}
+
+ControlTargets::ControlTargets(std::optional<EmuConfig> config, ControlHooks hooks)
+    : config_(std::move(config)), hooks_(std::move(hooks)) {}
+
+void ControlTargets::add_vf(uint32_t vf, Device* device) {
+  std::lock_guard lock(devices_mu_);
+  devices_[vf] = device;
+}
+
+void ControlTargets::drop_vf(uint32_t vf) {
+  std::lock_guard command(command_mu_);  // no command still uses the Device afterwards
+  std::lock_guard lock(devices_mu_);
+  devices_.erase(vf);
+}
+
+std::string ControlTargets::handle_line(std::string_view line) {
+  ControlCommand cmd;
+  std::string error;
+  if (!parse_control_command(line, &cmd, &error)) return "error " + error;
+  return execute(cmd);
+}
+
+Device* ControlTargets::device_of(uint32_t vf) {
+  std::lock_guard lock(devices_mu_);
+  auto it = devices_.find(vf);
+  return it == devices_.end() ? nullptr : it->second;
+}
+
+std::string ControlTargets::execute(const ControlCommand& cmd) {
+  std::lock_guard command(command_mu_);
+  Device* device = device_of(cmd.vf);
+  if (device == nullptr) {
+    return "error VF " + std::to_string(cmd.vf) + " is not run by this process (pid " +
+           std::to_string(::getpid()) + ")";
+  }
+  const bool has_port =
+      cmd.kind == ControlCommand::Kind::kNetdev || cmd.kind == ControlCommand::Kind::kFault;
+  if (has_port && cmd.port >= device->config().ports.size()) {
+    return "error VF " + std::to_string(cmd.vf) + " has no port " + std::to_string(cmd.port);
+  }
+  switch (cmd.kind) {
+    case ControlCommand::Kind::kNetdev: {
+      device->set_netdev_up(cmd.port, cmd.up);
+      std::string error;
+      if (config_ && !set_operstate(*config_, cmd.vf, cmd.port, cmd.up, &error)) {
+        return "error " + error;
+      }
+      return std::string("ok netdev ") + (cmd.up ? "up" : "down");
+    }
+    case ControlCommand::Kind::kRemove:
+      return toggle_presence(cmd.vf, device, false);
+    case ControlCommand::Kind::kAdd:
+      return toggle_presence(cmd.vf, device, true);
+    case ControlCommand::Kind::kFault:
+      device->inject(cmd.fault);
+      return "ok fault armed";
+    case ControlCommand::Kind::kCounters:
+      return "ok " + counters_json(cmd.vf, *device);
+    case ControlCommand::Kind::kLive: {
+      const LiveObjects l = device->live_objects();
+      std::ostringstream out;
+      out << "ok {\"pds\":" << l.pds << ",\"mrs\":" << l.mrs << ",\"cqs\":" << l.cqs
+          << ",\"wqs\":" << l.wqs << ",\"sqs\":" << l.sqs << ",\"rss_qps\":" << l.rss_qps
+          << ",\"contexts\":" << l.contexts << "}";
+      return out.str();
+    }
+  }
+  return "error internal";
+}
+
+std::string ControlTargets::toggle_presence(uint32_t vf, Device* device, bool present) {
+  if (device->present() == present) {
+    return "error VF " + std::to_string(vf) + (present ? " is present" : " is already removed");
+  }
+  std::string error;
+  if (!present) device->set_present(false);  // queues die before the sysfs entries vanish
+  if (config_ && !set_vf_present(*config_, vf, present, &error)) return "error " + error;
+  if (present) device->set_present(true);
+  if (hooks_.presence_changed) hooks_.presence_changed(vf, present);
+  return std::string("ok VF ") + std::to_string(vf) + (present ? " added" : " removed");
+}
+
+std::string ControlTargets::counters_json(uint32_t vf, const Device& device) {
+  std::ostringstream out;
+  out << "{\"vf\":" << vf << ",\"present\":" << (device.present() ? "true" : "false")
+      << ",\"ports\":[";
+  for (uint32_t p = 0; p < device.config().ports.size(); ++p) {
+    const PortCounters c = device.port_counters(p);
+    out << (p ? "," : "") << "{\"port\":" << p << ",\"tx_frames\":" << c.tx_frames
+        << ",\"rx_frames\":" << c.rx_frames << ",\"rx_no_wqe_drops\":" << c.rx_no_wqe_drops
+        << ",\"rx_filtered\":" << c.rx_filtered << ",\"rx_mtu_drops\":" << c.rx_mtu_drops << "}";
+  }
+  out << "],\"sqs\":[";
+  if (hooks_.sq_ids) {
+    json_queues(out, hooks_.sq_ids(vf), [&](uint32_t id) { return device.sq_counters(id); });
+  }
+  out << "],\"rqs\":[";
+  if (hooks_.rq_ids) {
+    json_queues(out, hooks_.rq_ids(vf), [&](uint32_t id) { return device.rq_counters(id); });
+  }
+  out << "]}";
+  return out.str();
+}
+
+}  // namespace mana::emu

@@ -1,0 +1,77 @@
+// The control channel's commands (one text line each, one reply line each; doc/emulator.md):
+//   netdev <vf> <port> up|down
+//   remove <vf> | add <vf>
+//   fault <vf> <port> tx|rx error-cqe <cqe_type> <count>
+//   fault <vf> <port> tx|rx bad-lkey <count>
+//   counters <vf> | live <vf>
+// Parsing is a pure function; ControlTargets applies a parsed command to the Devices this process
+// owns and returns the reply ("ok ..." or "error <reason>").
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/config.h"
+#include "device/device.h"
+
+namespace mana::emu {
+
+struct ControlCommand {
+  enum class Kind { kNetdev, kRemove, kAdd, kFault, kCounters, kLive };
+  Kind kind = Kind::kLive;
+  uint32_t vf = 0;
+  uint32_t port = 0;  // kNetdev, kFault (0-based)
+  bool up = false;    // kNetdev
+  Fault fault;        // kFault (its port is `port`)
+};
+
+// Parses one command line (no trailing newline needed). `error` gets the reason.
+bool parse_control_command(std::string_view line, ControlCommand* out, std::string* error);
+
+// What the verbs layer adds to the device model's own reaction. Hooks run on the control thread,
+// one command at a time; they must not call back into ControlTargets.
+struct ControlHooks {
+  // After `remove` (present=false: raise IBV_EVENT_DEVICE_FATAL on every open context of the VF's
+  // devices) and after `add` (present=true). Optional.
+  std::function<void(uint32_t vf, bool present)> presence_changed;
+  // Ids of the VF's live SQs and RQs, listed by `counters`. Optional (no queue counters without).
+  std::function<std::vector<uint32_t>(uint32_t vf)> sq_ids;
+  std::function<std::vector<uint32_t>(uint32_t vf)> rq_ids;
+};
+
+class ControlTargets {
+ public:
+  // `config` (may be null: no sysfs updates) gives the run folder and the VFs' sysfs names; the
+  // VF index of a command is an index into config->vfs.
+  ControlTargets(std::optional<EmuConfig> config, ControlHooks hooks);
+
+  // The Devices this process runs; thread-safe (VFs are added when a context first opens them).
+  // drop_vf waits for a running command, so call it before destroying the Device and without
+  // holding a lock that the hooks take.
+  void add_vf(uint32_t vf, Device* device);
+  void drop_vf(uint32_t vf);
+
+  // Applies `command`; returns the reply line without newline.
+  std::string execute(const ControlCommand& command);
+  // parse_control_command + execute.
+  std::string handle_line(std::string_view line);
+
+ private:
+  Device* device_of(uint32_t vf);
+  std::string toggle_presence(uint32_t vf, Device* device, bool present);
+  std::string counters_json(uint32_t vf, const Device& device);
+
+  std::optional<EmuConfig> config_;
+  ControlHooks hooks_;
+  std::mutex command_mu_;  // serialises commands (held while hooks run)
+  std::mutex devices_mu_;  // guards devices_ (never held while hooks run)
+  std::map<uint32_t, Device*> devices_;
+};
+
+}  // namespace mana::emu
