@@ -44,6 +44,7 @@ void parse_ipv4(const uint8_t* frame, uint32_t len, FrameInfo* out) {
   const uint32_t l3 = out->l3_offset;
   const uint32_t avail = len - l3;
   if (avail < kIpv4MinHeaderLen || (frame[l3] >> 4) != 4) return;
+  out->l3 = FrameInfo::L3::kIpv4;
   const uint32_t header_len = (frame[l3] & 0x0F) * 4u;
   if (header_len < kIpv4MinHeaderLen || header_len > avail) return;
   out->l3_len = header_len;
@@ -59,6 +60,7 @@ void parse_ipv4(const uint8_t* frame, uint32_t len, FrameInfo* out) {
 void parse_ipv6(const uint8_t* frame, uint32_t len, FrameInfo* out) {
   const uint32_t l3 = out->l3_offset;
   if (len - l3 < kIpv6HeaderLen || (frame[l3] >> 4) != 6) return;
+  out->l3 = FrameInfo::L3::kIpv6;
   const uint32_t end = l3 + kIpv6HeaderLen + be16(frame + l3 + 4);
   if (end > len) return;
   uint8_t next = frame[l3 + 6];
@@ -109,13 +111,10 @@ bool parse_frame(const uint8_t* frame, uint32_t len, FrameInfo* out) {
     out->ethertype = be16(frame + 16);
     out->l3_offset = kEthHeaderLen + kVlanTagLen;
   }
-  if (out->ethertype == kEtherTypeIpv4) {
-    out->l3 = FrameInfo::L3::kIpv4;
+  if (out->ethertype == kEtherTypeIpv4)
     parse_ipv4(frame, len, out);
-  } else if (out->ethertype == kEtherTypeIpv6) {
-    out->l3 = FrameInfo::L3::kIpv6;
+  else if (out->ethertype == kEtherTypeIpv6)
     parse_ipv6(frame, len, out);
-  }
   return true;
 }
 

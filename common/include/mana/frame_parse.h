@@ -19,6 +19,8 @@ struct FrameInfo {
   uint16_t vlan_tci = 0;
   uint16_t ethertype = 0;  // after any VLAN tag
   uint32_t l3_offset = 0;  // first byte after the Ethernet header and tag (set for any ethertype)
+  // kIpv4/kIpv6 only when the ethertype says so and the fixed header (20/40 bytes) is in the
+  // frame with the right version, so its addresses may be read.
   enum class L3 : uint8_t { kNone, kIpv4, kIpv6 } l3 = L3::kNone;
   uint32_t l3_len = 0;  // IP header length (IPv6: 40 + extension headers walked); 0 when the
                         // fixed header does not fit in the frame

@@ -119,7 +119,7 @@ TEST(FrameParse, TooShortForEthernet) {
   EXPECT_FALSE(guarded.parse(eth.data(), 13, &info));
   EXPECT_TRUE(guarded.parse(eth.data(), 14, &info));
   EXPECT_EQ(info.ethertype, 0x0800);
-  EXPECT_EQ(info.l3, FrameInfo::L3::kIpv4);
+  EXPECT_EQ(info.l3, FrameInfo::L3::kNone);  // no IPv4 header present
   EXPECT_FALSE(info.ipv4_header_ok);
   EXPECT_EQ(info.l3_len, 0u);
 }
@@ -208,10 +208,13 @@ TEST(FrameParse, Ipv4BadHeaders) {
   Bytes bad_version = base;
   bad_version[14] = 0x65;
   EXPECT_FALSE(parse(bad_version).ipv4_header_ok);
+  EXPECT_EQ(parse(bad_version).l3, FrameInfo::L3::kNone);
 
   Bytes small_ihl = base;
   small_ihl[14] = 0x44;
   EXPECT_FALSE(parse(small_ihl).ipv4_header_ok);
+  EXPECT_EQ(parse(small_ihl).l3, FrameInfo::L3::kIpv4);
+  EXPECT_EQ(parse(small_ihl).l3_len, 0u);
 
   Bytes ihl_past_frame = base;
   ihl_past_frame[14] = 0x4F;  // 60-byte header in a 42-byte frame
@@ -304,6 +307,7 @@ TEST(FrameParse, Ipv6BadHeaders) {
   Bytes bad_version = f;
   bad_version[14] = 0x40;
   EXPECT_FALSE(parse(bad_version).ipv6_header_ok);
+  EXPECT_EQ(parse(bad_version).l3, FrameInfo::L3::kNone);
 
   // An extension header longer than the payload cannot be walked.
   Bytes ext_too_long = ethernet(0x86DD);
@@ -325,6 +329,10 @@ TEST(FrameParse, Ipv6ExtensionChainIsBounded) {
   const FrameInfo info = parse(f);
   EXPECT_FALSE(info.ipv6_header_ok);
   EXPECT_EQ(info.l4_offset, 0u);
+}
+
+uint32_t fixed_header_len(FrameInfo::L3 l3) {
+  return l3 == FrameInfo::L3::kIpv4 ? 20 : l3 == FrameInfo::L3::kIpv6 ? 40 : 0;
 }
 
 // Every prefix of every frame parses without reading past the end, and a prefix that cuts the
@@ -359,6 +367,10 @@ TEST(FrameParse, EveryTruncationStaysInBounds) {
       // A truncated frame is never structurally valid IP (the IP lengths claim the full frame).
       EXPECT_FALSE(info.ipv4_header_ok || info.ipv6_header_ok) << len;
       EXPECT_EQ(info.l4_offset, 0u) << len;
+      // The IP version is reported exactly when its fixed header (the addresses) is readable.
+      const FrameInfo::L3 expected =
+          len >= full.l3_offset + fixed_header_len(full.l3) ? full.l3 : FrameInfo::L3::kNone;
+      EXPECT_EQ(info.l3, expected) << len;
     }
   }
 }
