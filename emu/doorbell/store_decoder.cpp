@@ -100,10 +100,13 @@ bool decode_modrm(Cursor& c, const Extension& ext, const RegisterFile& regs, Mod
   return true;
 }
 
+// Without REX, 8-bit register numbers 4..7 are ah, ch, dh, bh (bits 15:8 of registers 0..3).
+bool is_high_byte(uint8_t reg, unsigned width, const Extension& ext) {
+  return width == 1 && !ext.any_rex && reg >= 4 && reg < 8;
+}
+
 uint64_t gpr_value(const RegisterFile& regs, uint8_t reg, unsigned width, const Extension& ext) {
-  if (width == 1 && !ext.any_rex && reg >= 4 && reg < 8) {
-    return (regs.gpr[reg - 4] >> 8) & 0xFF;  // ah, ch, dh, bh
-  }
+  if (is_high_byte(reg, width, ext)) return (regs.gpr[reg - 4] >> 8) & 0xFF;
   return low_bytes(regs.gpr[reg], width);
 }
 
@@ -258,6 +261,15 @@ bool decode_store(const uint8_t* code, size_t available, const RegisterFile& reg
       if (!decode_modrm(c, ext, regs, m)) return false;
       out.width = static_cast<uint8_t>(b == 0x88 ? 1 : gpr_width);
       out.value = gpr_value(regs, m.reg, out.width, ext);
+      return finish(c, regs, m, addr32, out);
+    case 0x86:  // xchg r/m8, r8
+    case 0x87:  // xchg r/m16/32/64, r16/32/64
+      if (!decode_modrm(c, ext, regs, m)) return false;
+      out.width = static_cast<uint8_t>(b == 0x86 ? 1 : gpr_width);
+      out.value = gpr_value(regs, m.reg, out.width, ext);
+      out.exchange = true;
+      out.exchange_high_byte = is_high_byte(m.reg, out.width, ext);
+      out.exchange_gpr = static_cast<uint8_t>(out.exchange_high_byte ? m.reg - 4 : m.reg);
       return finish(c, regs, m, addr32, out);
     case 0xC6:    // mov r/m8, imm8
     case 0xC7: {  // mov r/m16, imm16 / r/m32, imm32 / r/m64, sign-extended imm32

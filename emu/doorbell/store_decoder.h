@@ -48,6 +48,12 @@ struct DecodedStore {
   // Effective address without any segment base; meaningless when `segment_override` (fs/gs).
   uint64_t address = 0;
   bool segment_override = false;
+  // xchg (a seq_cst store: g++ and clang emit `xchg r, m` for __atomic_store_n(..., SEQ_CST)) also
+  // loads the old memory value into register `exchange_gpr` (its low `width` bytes, or bits 15:8
+  // when `exchange_high_byte`; a 4-byte exchange zero-extends into the whole register).
+  bool exchange = false;
+  uint8_t exchange_gpr = 0;
+  bool exchange_high_byte = false;
 };
 
 // Longest legal x86 instruction: the decoder never reads past code[kMaxInstructionLength - 1].
@@ -55,11 +61,11 @@ inline constexpr size_t kMaxInstructionLength = 15;
 
 // Decodes the store at `code` (at most `available` readable bytes, read front to back and only as
 // far as needed). Returns false for anything that is not a supported store to memory:
-//   mov r/m, r (88/89), mov r/m, imm (C6/C7 /0), mov moffs, al/eax/rax (A2/A3), movnti (0F C3),
-//   movd/movq r/m, xmm (66 [REX.W] 0F 7E), movq m64, xmm (66 0F D6), movss/movsd m, xmm
-//   (F3/F2 0F 11), movlps/movlpd (0F 13 / 66 0F 13), movhps/movhpd (0F 17 / 66 0F 17), and the
-//   VEX (C5/C4) forms of the SSE ones, with operand-size, address-size, segment, lock and REX
-//   prefixes and every ModRM/SIB/displacement form including RIP-relative.
+//   mov r/m, r (88/89), xchg r/m, r (86/87), mov r/m, imm (C6/C7 /0), mov moffs, al/eax/rax
+//   (A2/A3), movnti (0F C3), movd/movq r/m, xmm (66 [REX.W] 0F 7E), movq m64, xmm (66 0F D6),
+//   movss/movsd m, xmm (F3/F2 0F 11), movlps/movlpd (0F 13 / 66 0F 13), movhps/movhpd (0F 17 / 66
+//   0F 17), and the VEX (C5/C4) forms of the SSE ones, with operand-size, address-size, segment,
+//   lock and REX prefixes and every ModRM/SIB/displacement form including RIP-relative.
 bool decode_store(const uint8_t* code, size_t available, const RegisterFile& regs,
                   DecodedStore& out) noexcept;
 

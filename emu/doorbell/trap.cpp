@@ -39,6 +39,20 @@ const TrapEntry* find_entry(uintptr_t page) {
   return nullptr;
 }
 
+// The current contents of the (readable) trapped page, for xchg.
+uint64_t load(uintptr_t address, unsigned width) {
+  switch (width) {
+    case 1:
+      return *reinterpret_cast<const volatile uint8_t*>(address);
+    case 2:
+      return *reinterpret_cast<const volatile uint16_t*>(address);
+    case 4:
+      return *reinterpret_cast<const volatile uint32_t*>(address);
+    default:
+      return *reinterpret_cast<const volatile uint64_t*>(address);
+  }
+}
+
 // A fault that is not ours: behave as if our handler were not there.
 void chain(int sig, siginfo_t* info, void* context) {
   const struct sigaction& previous = g_previous;
@@ -87,6 +101,7 @@ void on_sigsegv(int sig, siginfo_t* info, void* context) {
   entry->fifo.load(std::memory_order_relaxed)
       ->push({entry->context_id.load(std::memory_order_relaxed), static_cast<uint32_t>(offset),
               store.value});
+  if (store.exchange) complete_exchange(*uc, store, load(address, store.width));
   uc->uc_mcontext.gregs[REG_RIP] += store.length;
   errno = saved_errno;
 }

@@ -23,4 +23,18 @@ void register_file_from(const ucontext_t& context, RegisterFile& regs) noexcept 
   }
 }
 
+void complete_exchange(ucontext_t& context, const DecodedStore& store,
+                       uint64_t old_value) noexcept {
+  auto& reg = context.uc_mcontext.gregs[kGregOf[store.exchange_gpr & 15]];
+  auto bits = static_cast<uint64_t>(reg);
+  if (store.width >= 4) {
+    bits = store.width == 4 ? old_value & 0xFFFFFFFFu : old_value;
+  } else {
+    const unsigned shift = store.exchange_high_byte ? 8 : 0;
+    const uint64_t mask = ((uint64_t{1} << (8 * store.width)) - 1) << shift;
+    bits = (bits & ~mask) | ((old_value << shift) & mask);
+  }
+  reg = static_cast<greg_t>(bits);
+}
+
 }  // namespace mana::emu::doorbell

@@ -211,12 +211,51 @@ INSTANTIATE_TEST_SUITE_P(
                       Rejected{"mov $imm,%eax (register)", {0xc7, 0xc0, 0x01, 0x00, 0x00, 0x00}},
                       Rejected{"c7 /1 (not mov)", {0xc7, 0x0f, 0x01, 0x00, 0x00, 0x00}},
                       Rejected{"lock xadd %rax,(%rdi)", {0xf0, 0x48, 0x0f, 0xc1, 0x07}},
-                      Rejected{"xchg %rax,(%rdi)", {0x48, 0x87, 0x07}},
                       Rejected{"EVEX vmovq", {0x62, 0xf1, 0xfd, 0x08, 0xd6, 0x07}},
                       Rejected{"VEX map 0F38", {0xc4, 0xe2, 0x79, 0xd6, 0x07}},
                       Rejected{"66 before VEX", {0x66, 0xc5, 0xf9, 0xd6, 0x07}},
                       Rejected{"vmovups (16 bytes)", {0xc5, 0xf8, 0x11, 0x07}},
                       Rejected{"empty", {}}));
+
+struct Exchange {
+  const char* text;
+  std::vector<uint8_t> bytes;
+  unsigned width;
+  uint64_t value;
+  uint8_t gpr;
+  bool high_byte;
+};
+
+class StoreDecoderExchange : public ::testing::TestWithParam<Exchange> {};
+
+TEST_P(StoreDecoderExchange, StoresTheRegisterAndNamesItForTheLoad) {
+  const Exchange& x = GetParam();
+  DecodedStore out;
+  ASSERT_TRUE(decode_store(x.bytes.data(), x.bytes.size(), Registers(), out)) << x.text;
+  EXPECT_EQ(out.length, x.bytes.size()) << x.text;
+  EXPECT_EQ(out.width, x.width) << x.text;
+  EXPECT_EQ(out.value, x.value) << x.text;
+  EXPECT_EQ(out.address, R(kRdi)) << x.text;
+  EXPECT_TRUE(out.exchange) << x.text;
+  EXPECT_EQ(out.exchange_gpr, x.gpr) << x.text;
+  EXPECT_EQ(out.exchange_high_byte, x.high_byte) << x.text;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Forms, StoreDecoderExchange,
+    ::testing::Values(
+        Exchange{"xchg %rax,(%rdi)", {0x48, 0x87, 0x07}, 8, R(kRax), kRax, false},
+        Exchange{"xchg %esi,(%rdi)", {0x87, 0x37}, 4, Low(R(kRsi), 4), kRsi, false},
+        Exchange{"xchg %ax,(%rdi)", {0x66, 0x87, 0x07}, 2, Low(R(kRax), 2), kRax, false},
+        Exchange{"xchg %ah,(%rdi)", {0x86, 0x27}, 1, (R(kRax) >> 8) & 0xFF, kRax, true},
+        Exchange{"xchg %sil,(%rdi)", {0x40, 0x86, 0x37}, 1, Low(R(kRsi), 1), kRsi, false}));
+
+TEST(StoreDecoder, PlainStoresAreNoExchange) {
+  const uint8_t mov[] = {0x48, 0x89, 0x07};
+  DecodedStore out;
+  ASSERT_TRUE(decode_store(mov, sizeof mov, Registers(), out));
+  EXPECT_FALSE(out.exchange);
+}
 
 TEST(StoreDecoder, NeverReadsPastFifteenBytes) {
   // 14 prefixes + opcode + ModRM = 16 bytes: longer than any legal instruction.

@@ -1,0 +1,187 @@
+#include "doorbell/doorbell_fifo.h"
+
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <memory>
+#include <thread>
+#include <vector>
+
+namespace mana::emu::doorbell {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr auto kTimeout = std::chrono::seconds(30);
+
+// Shared anonymous memory: visible to a forked child, like the memfd of the real setup.
+class SharedMemory {
+ public:
+  explicit SharedMemory(size_t bytes) : bytes_(bytes) {
+    mem_ = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (mem_ == MAP_FAILED) mem_ = nullptr;
+  }
+  ~SharedMemory() {
+    if (mem_ != nullptr) munmap(mem_, bytes_);
+  }
+  void* get() const { return mem_; }
+
+ private:
+  size_t bytes_;
+  void* mem_;
+};
+
+DoorbellRecord Record(uint32_t producer, uint64_t sequence) {
+  return {producer, static_cast<uint32_t>(sequence & 0xFFF), (uint64_t{producer} << 40) | sequence};
+}
+
+TEST(DoorbellFifo, InitRejectsBadCapacityAndAlignment) {
+  SharedMemory mem(DoorbellFifo::bytes(64) + 64);
+  ASSERT_NE(mem.get(), nullptr);
+  EXPECT_EQ(DoorbellFifo::init(mem.get(), 0), nullptr);
+  EXPECT_EQ(DoorbellFifo::init(mem.get(), 1), nullptr);
+  EXPECT_EQ(DoorbellFifo::init(mem.get(), 48), nullptr);
+  EXPECT_EQ(DoorbellFifo::init(static_cast<char*>(mem.get()) + 8, 64), nullptr);
+  EXPECT_NE(DoorbellFifo::init(mem.get(), 64), nullptr);
+}
+
+TEST(DoorbellFifo, AttachFindsOnlyAFormattedFifo) {
+  SharedMemory mem(DoorbellFifo::bytes(8));
+  ASSERT_NE(mem.get(), nullptr);
+  EXPECT_EQ(DoorbellFifo::attach(mem.get()), nullptr);  // zero-filled
+  DoorbellFifo* fifo = DoorbellFifo::init(mem.get(), 8);
+  ASSERT_NE(fifo, nullptr);
+  EXPECT_EQ(DoorbellFifo::attach(mem.get()), fifo);
+  EXPECT_EQ(fifo->capacity(), 8u);
+}
+
+TEST(DoorbellFifo, PopsInPushOrderAcrossManyWraps) {
+  SharedMemory mem(DoorbellFifo::bytes(4));
+  DoorbellFifo* fifo = DoorbellFifo::init(mem.get(), 4);
+  ASSERT_NE(fifo, nullptr);
+  DoorbellRecord r;
+  EXPECT_FALSE(fifo->pop(r));
+  uint64_t pushed = 0, popped = 0;
+  for (int round = 0; round < 100; ++round) {
+    const int batch = 1 + round % 4;  // 1..capacity at a time
+    for (int i = 0; i < batch; ++i) fifo->push(Record(7, pushed++));
+    EXPECT_EQ(fifo->size(), static_cast<uint64_t>(batch));
+    for (int i = 0; i < batch; ++i) {
+      ASSERT_TRUE(fifo->pop(r));
+      const DoorbellRecord want = Record(7, popped++);
+      EXPECT_EQ(r.context_id, want.context_id);
+      EXPECT_EQ(r.offset, want.offset);
+      EXPECT_EQ(r.value, want.value);
+    }
+    EXPECT_FALSE(fifo->pop(r));
+  }
+}
+
+TEST(DoorbellFifo, PushWaitsWhenFullInsteadOfDropping) {
+  constexpr uint32_t kCapacity = 8;
+  SharedMemory mem(DoorbellFifo::bytes(kCapacity));
+  DoorbellFifo* fifo = DoorbellFifo::init(mem.get(), kCapacity);
+  ASSERT_NE(fifo, nullptr);
+  std::atomic<uint32_t> pushed{0};
+  std::thread producer([&] {
+    for (uint32_t i = 0; i < kCapacity + 3; ++i) {
+      fifo->push(Record(1, i));
+      pushed.store(i + 1);
+    }
+  });
+  // Wait until the ring is full; the producer's next pushes must wait for room, not overwrite.
+  const auto deadline = Clock::now() + kTimeout;
+  while (pushed.load() < kCapacity && Clock::now() < deadline) std::this_thread::yield();
+  ASSERT_EQ(pushed.load(), kCapacity);
+  for (uint32_t i = 0; i < kCapacity + 3; ++i) {
+    DoorbellRecord r;
+    while (!fifo->pop(r) && Clock::now() < deadline) std::this_thread::yield();
+    ASSERT_EQ(r.value, Record(1, i).value) << "record " << i;
+  }
+  producer.join();
+  EXPECT_EQ(pushed.load(), kCapacity + 3);
+}
+
+// Checks a stream of records from several producers: each producer's sequence arrives exactly once
+// and in order. Producer p pushes Record(p, 0..count-1).
+class OrderChecker {
+ public:
+  OrderChecker(uint32_t producers, uint64_t count) : next_(producers, 0), count_(count) {}
+  // Returns false (and remembers why) on the first record out of place.
+  bool accept(const DoorbellRecord& r) {
+    const uint32_t producer = r.context_id;
+    if (producer >= next_.size() || next_[producer] >= count_ ||
+        r.value != Record(producer, next_[producer]).value ||
+        r.offset != (next_[producer] & 0xFFF)) {
+      return false;
+    }
+    ++next_[producer];
+    ++total_;
+    return true;
+  }
+  uint64_t total() const { return total_; }
+
+ private:
+  std::vector<uint64_t> next_;
+  uint64_t count_;
+  uint64_t total_ = 0;
+};
+
+TEST(DoorbellFifo, ManyThreadsIntoASmallRingArriveExactlyOnceInOrder) {
+  constexpr uint32_t kProducers = 4;
+  constexpr uint64_t kPerProducer = 100000;
+  SharedMemory mem(DoorbellFifo::bytes(16));
+  DoorbellFifo* fifo = DoorbellFifo::init(mem.get(), 16);
+  ASSERT_NE(fifo, nullptr);
+  std::vector<std::thread> producers;
+  for (uint32_t p = 0; p < kProducers; ++p) {
+    producers.emplace_back([fifo, p] {
+      for (uint64_t i = 0; i < kPerProducer; ++i) fifo->push(Record(p, i));
+    });
+  }
+  OrderChecker checker(kProducers, kPerProducer);
+  const auto deadline = Clock::now() + kTimeout;
+  DoorbellRecord r;
+  bool in_order = true;
+  while (in_order && checker.total() < kProducers * kPerProducer && Clock::now() < deadline) {
+    if (fifo->pop(r)) in_order = checker.accept(r);
+  }
+  for (auto& t : producers) t.join();
+  EXPECT_TRUE(in_order) << "out of place: producer " << r.context_id << " value " << r.value;
+  EXPECT_EQ(checker.total(), kProducers * kPerProducer);
+  EXPECT_FALSE(fifo->pop(r));
+}
+
+TEST(DoorbellFifo, AnotherProcessPushesThroughAttach) {
+  constexpr uint64_t kCount = 50000;
+  SharedMemory mem(DoorbellFifo::bytes(32));
+  DoorbellFifo* fifo = DoorbellFifo::init(mem.get(), 32);
+  ASSERT_NE(fifo, nullptr);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    DoorbellFifo* attached = DoorbellFifo::attach(mem.get());
+    if (attached == nullptr) _exit(2);
+    for (uint64_t i = 0; i < kCount; ++i) attached->push(Record(0, i));
+    _exit(0);
+  }
+  OrderChecker checker(1, kCount);
+  const auto deadline = Clock::now() + kTimeout;
+  DoorbellRecord r;
+  bool in_order = true;
+  while (in_order && checker.total() < kCount && Clock::now() < deadline) {
+    if (fifo->pop(r)) in_order = checker.accept(r);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child status " << status;
+  EXPECT_TRUE(in_order);
+  EXPECT_EQ(checker.total(), kCount);
+}
+
+}  // namespace
+}  // namespace mana::emu::doorbell
