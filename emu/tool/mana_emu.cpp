@@ -1,0 +1,146 @@
+// mana-emu: runs a command on emulated MANA VFs (`run`) and talks to their control channel (`ctl`).
+// Usage and examples: doc/emulator.md and `mana-emu --help`.
+#include <unistd.h>
+
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "config/fs_util.h"
+#include "config/run_folder.h"
+#include "control/control_client.h"
+#include "tool/child_process.h"
+#include "tool/preload_path.h"
+#include "tool/run_options.h"
+
+#ifndef MANA_EMU_LIBDIR
+#define MANA_EMU_LIBDIR "/usr/local/lib"
+#endif
+
+namespace {
+
+using namespace mana::emu;
+
+constexpr int kUsageError = 2;
+constexpr int kControlTimeoutMs = 10000;
+
+const char kUsage[] =
+    R"(usage: mana-emu run [options] -- <command> [args]
+       mana-emu ctl [--control PATH] <command...>
+       mana-emu --help
+
+run: presents emulated MANA VFs (sysfs tree, libmana_emu.so preloaded) to <command>.
+  --vf PCI            add a VF (dddd:bb:dd.f); the first --vf names the first VF
+                      (default: one VF 7870:00:00.0)
+  --ports N           ports of the current VF (1..8, default 1)
+  --mac MAC           MAC of the next port of the current VF
+                      (default 00:0d:3a:00:<vf>:<port+1>)
+  --ifname NAME       netdev name of the next port of the current VF (default eth1, eth2, ...)
+  --wire SPEC         loop | pair | null | tap:<ifname> | shm:<name>; once for all ports of the
+                      current VF or once per port (default loop)
+  --netdev-up PORT    the kernel netdev of that port (0-based) of the current VF is up
+  --doorbell MODE     trap (default, exact) | poll (fast, one SQ/RQ per context)
+  --coalesce on|off   RX CQE coalescing (kernels >= 6.5), default off
+  --limits 6.2|2025   device limits: 256 WR/CQE (default) or 2048 WR/CQE, 0xFFFFFF MRs
+  --device-split      two RDMA devices per VF: manae_<n> (Ethernet) and mana_<n> (RNIC)
+  --anti-spoof        drop TX frames whose source MAC is not the port's
+  --keep              keep the run folder afterwards
+  --preload PATH      the LD_PRELOAD library (default: libmana_emu.so of this build/install)
+  Exit status: the command's (128+N when killed by signal N); 2 for mana-emu's own errors.
+
+ctl: sends one control command to the process running the VFs ($MANA_EMU_CONTROL by default):
+  netdev <vf> <port> up|down       remove <vf>       add <vf>
+  fault <vf> <port> tx|rx error-cqe <cqe_type> <count>
+  fault <vf> <port> tx|rx bad-lkey <count>
+  counters <vf>                    live <vf>
+  Prints the reply; exit status 0 for "ok ...", 1 otherwise.
+)";
+
+int usage_error(const std::string& message) {
+  std::fprintf(stderr, "mana-emu: %s\n", message.c_str());
+  return kUsageError;
+}
+
+std::string self_exe() {
+  char buf[PATH_MAX];
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+}
+
+int cmd_run(const std::vector<std::string>& args) {
+  RunOptions opts;
+  std::string error;
+  if (!parse_run_options(args, &opts, &error)) return usage_error("run: " + error);
+  const std::string preload = opts.preload.empty()
+                                  ? find_preload(self_exe(), MANA_EMU_LIBDIR, &error)
+                                  : checked_preload(opts.preload, &error);
+  if (preload.empty()) return usage_error("run: " + error);
+  if (!make_run_folder(&opts.config, &error)) return usage_error("run: " + error);
+
+  const char* old_preload = std::getenv("LD_PRELOAD");
+  std::string ld_preload = preload;
+  if (old_preload && *old_preload) ld_preload += std::string(":") + old_preload;
+  ::setenv("SYSFS_PCI_DEVICES", (opts.config.root + "/sys/bus/pci/devices").c_str(), 1);
+  ::setenv("MANA_EMU_CONFIG", config_path(opts.config.root).c_str(), 1);
+  ::setenv("MANA_EMU_CONTROL", opts.config.control.c_str(), 1);
+  ::setenv("LD_PRELOAD", ld_preload.c_str(), 1);
+
+  const int status = run_child(opts.command);
+  if (opts.keep) {
+    std::fprintf(stderr, "mana-emu: run folder kept: %s\n", opts.config.root.c_str());
+  } else if (!remove_tree(opts.config.root, &error)) {
+    std::fprintf(stderr, "mana-emu: %s\n", error.c_str());
+  }
+  return status;
+}
+
+int cmd_ctl(const std::vector<std::string>& args) {
+  std::string path;
+  size_t i = 0;
+  if (i < args.size() && args[i].starts_with("--control")) {
+    if (args[i].starts_with("--control=")) {
+      path = args[i].substr(10);
+      i += 1;
+    } else if (args[i] == "--control" && i + 1 < args.size()) {
+      path = args[i + 1];
+      i += 2;
+    } else {
+      return usage_error("ctl: --control needs a PATH");
+    }
+  } else if (const char* env = std::getenv("MANA_EMU_CONTROL")) {
+    path = env;
+  }
+  if (path.empty())
+    return usage_error("ctl: no control socket (--control PATH or MANA_EMU_CONTROL)");
+  std::string command;
+  for (; i < args.size(); ++i) command += (command.empty() ? "" : " ") + args[i];
+  if (command.empty()) return usage_error("ctl: no command (see mana-emu --help)");
+  std::string reply, error;
+  if (!send_control_command(path, command, kControlTimeoutMs, &reply, &error)) {
+    std::fprintf(stderr, "mana-emu ctl: %s\n", error.c_str());
+    return 1;
+  }
+  std::printf("%s\n", reply.c_str());
+  return reply == "ok" || reply.starts_with("ok ") ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) {
+    std::fputs(kUsage, stderr);
+    return kUsageError;
+  }
+  const std::string sub = args[0];
+  args.erase(args.begin());
+  if (sub == "--help" || sub == "-h" || sub == "help") {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  if (sub == "run") return cmd_run(args);
+  if (sub == "ctl") return cmd_ctl(args);
+  return usage_error("unknown command '" + sub + "' (run, ctl, --help)");
+}

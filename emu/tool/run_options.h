@@ -1,0 +1,26 @@
+// The options of `mana-emu run` (doc/emulator.md), parsed into the emulator's configuration.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+
+namespace mana::emu {
+
+constexpr unsigned kMaxVfs = 64;
+
+struct RunOptions {
+  EmuConfig config;                  // root and control stay empty until the run folder exists
+  bool keep = false;                 // --keep: leave the run folder behind
+  std::string preload;               // --preload PATH; empty: find libmana_emu.so
+  std::vector<std::string> command;  // after "--"
+};
+
+// `args` are the words after "run". VF options (--ports, --mac, --ifname, --wire, --netdev-up)
+// apply to the most recent --vf; before the first --vf they apply to the first VF, whose address
+// the first --vf sets (7870:00:00.0 when there is none). --doorbell, --coalesce, --limits,
+// --device-split and --anti-spoof apply to every VF. False with a one-line `error`.
+bool parse_run_options(const std::vector<std::string>& args, RunOptions* out, std::string* error);
+
+}  // namespace mana::emu
