@@ -63,6 +63,15 @@ class Program:
         self._sel = selectors.DefaultSelector()
         self._sel.register(self.proc.stdout, selectors.EVENT_READ)
 
+    def send(self, line):
+        """Types a command into an interactive program (stdin must be a pipe)."""
+        self.proc.stdin.write((line + "\n").encode())
+        self.proc.stdin.flush()
+
+    def pump(self, timeout=0.1):
+        """Reads output for up to `timeout` seconds; False once the program closed its output."""
+        return self._pump(timeout)
+
     def _pump(self, timeout):
         """Reads what is available within `timeout` seconds; returns False at EOF."""
         if not self._sel.select(timeout):
@@ -126,6 +135,82 @@ class Program:
 def eal_args(prefix, extra=()):
     """EAL arguments that keep concurrent tests apart and need few hugepages."""
     return ["-l", "0-1", "--file-prefix", prefix, "--huge-unlink", "-m", "256", "-d", PMD, *extra]
+
+
+EMU_BDF = "7870:00:00.0"
+
+
+def emu_mac(port, vf=0):
+    """The MAC mana-emu gives port `port` (0-based) of VF `vf` by default."""
+    return f"00:0d:3a:00:{vf:02x}:{port + 1:02x}"
+
+
+def testpmd_on_emu(emu_opts, prefix, testpmd_opts, eal_extra=None, interactive=False, pmd=None):
+    """dpdk-testpmd under `mana-emu run`, probing the emulated VF with our PMD (or `pmd`)."""
+    eal = ["-l", "0-1", "--file-prefix", prefix, "--huge-unlink", "-m", "256", "-d", pmd or PMD]
+    eal += eal_extra if eal_extra is not None else ["-a", EMU_BDF]
+    argv = [MANA_EMU, "run", *emu_opts, "--", "dpdk-testpmd", *eal, "--", *testpmd_opts]
+    return Program(argv, stdin=subprocess.PIPE if interactive else subprocess.DEVNULL)
+
+
+def child_environ(p, name):
+    """The value of `name` in the environment of the program `mana-emu run` started for `p`."""
+    children = subprocess.run(["pgrep", "-P", str(p.proc.pid)], capture_output=True, text=True)
+    for pid in children.stdout.split():
+        try:
+            env = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        for item in env:
+            if item.startswith(name.encode() + b"="):
+                return item.split(b"=", 1)[1].decode()
+    raise Failure(f"{name} not found in the environment of the children of {p.proc.pid}")
+
+
+def emu_ctl(p, *command):
+    """Sends one control command to the emulator that runs under `p`; returns the reply line."""
+    control = child_environ(p, "MANA_EMU_CONTROL")
+    out = subprocess.run([MANA_EMU, "ctl", "--control", control, *command], capture_output=True,
+                         text=True, timeout=30)
+    if out.returncode != 0:
+        raise Failure(f"mana-emu ctl {' '.join(command)}: {out.stdout}{out.stderr}")
+    return out.stdout.strip()
+
+
+def parse_port_stats(text):
+    """Parses the last 'NIC statistics' block of every port (show port stats / --stats-period)."""
+    stats = {}
+    blocks = re.split(r"#+ NIC statistics for port (\d+)\s+#+", text)
+    for i in range(1, len(blocks) - 1, 2):
+        port, body = int(blocks[i]), blocks[i + 1]
+        values = {}
+        for key in ("RX-packets", "RX-missed", "RX-bytes", "RX-errors", "RX-nombuf", "TX-packets",
+                    "TX-errors", "TX-bytes"):
+            m = re.search(re.escape(key) + r":\s+(\d+)", body)
+            if m:
+                values[key] = int(m.group(1))
+        stats[port] = values
+    return stats
+
+
+def parse_forward_stats(text):
+    """Parses the final 'Forward statistics for port N' blocks printed when forwarding stops."""
+    stats = {}
+    for m in re.finditer(r"-+ Forward statistics for port (\d+)\s+-+\n(.*?)\n\s+-{20,}", text,
+                         re.S):
+        values = {k: int(v) for k, v in re.findall(r"([A-Za-z-]+):\s+(\d+)", m.group(2))}
+        stats[int(m.group(1))] = values
+    return stats
+
+
+def wait_for_interface(name, timeout=30.0, netns=None):
+    """Waits until a network interface exists (the emulator creates TAP wires when it starts)."""
+    deadline = time.monotonic() + timeout
+    cmd = (["ip", "-n", netns] if netns else ["ip"]) + ["link", "show", name]
+    while subprocess.run(cmd, capture_output=True).returncode != 0:
+        if time.monotonic() > deadline:
+            raise Failure(f"interface {name} did not appear within {timeout}s")
+        time.sleep(0.05)
 
 
 def fake_pci_tree(bdf="7870:00:00.0", vendor="0x1414", device="0x00ba"):

@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""net_mana against real Linux peers through a TAP wire: RSS hashes and queues checked against a
+Toeplitz reference, TX checksum offload checked by scapy on the wire, bad RX checksums flagged in
+testpmd's csum engine, and Linux ping from a network namespace answered by testpmd's icmpecho."""
+
+import re
+import subprocess
+
+import harness
+from harness import emu_mac, expect, testpmd_on_emu
+from tap_peer import MANA_DEFAULT_RSS_KEY, bring_up, toeplitz, wait_until
+
+from scapy.all import IP, TCP, UDP, AsyncSniffer, Ether, Raw, conf, sendp  # noqa: E402
+
+conf.verb = 0
+TAP = "manatap0"
+PORT_MAC = emu_mac(0)
+
+
+def tap_testpmd(prefix, testpmd_opts, netns=None):
+    p = testpmd_on_emu(["--ports", "1", "--wire", f"tap:{TAP}"], prefix,
+                       ["-i", "--nb-cores=1", *testpmd_opts], interactive=True)
+    p.wait_for(rf"Port 0: {PORT_MAC.upper()}")
+    bring_up(TAP, netns)
+    return p
+
+
+def flow_frames(count):
+    frames = []
+    for i in range(count):
+        src_mac = f"02:00:00:00:{i >> 8:02x}:{i & 0xFF:02x}"  # the flow's index, seen in testpmd
+        ip = IP(src=f"198.18.{1 + i // 200}.{1 + i % 200}", dst="198.19.0.1")
+        l4 = TCP(sport=1024 + i, dport=80) if i % 2 else UDP(sport=1024 + i, dport=53)
+        frames.append(Ether(src=src_mac, dst=PORT_MAC) / ip / l4 / Raw(b"x" * 18))
+    return frames
+
+
+def expected_hash(frame):
+    ip, l4 = frame[IP], frame[IP].payload
+    data = (bytes(map(int, ip.src.split("."))) + bytes(map(int, ip.dst.split(".")))
+            + l4.sport.to_bytes(2, "big") + l4.dport.to_bytes(2, "big"))
+    return toeplitz(MANA_DEFAULT_RSS_KEY, data)
+
+
+def check_rss(queues):
+    p = tap_testpmd(f"mana-rss{queues}", [f"--rxq={queues}", f"--txq={queues}",
+                                           "--forward-mode=rxonly"])
+    p.send("set verbose 1")
+    p.send("start")
+    p.wait_for(r"rxonly packet forwarding")
+    frames = flow_frames(400)
+    sendp(frames, iface=TAP)
+    rx = re.compile(r"src=02:00:00:00:([0-9A-F]{2}):([0-9A-F]{2}) .*RSS hash=0x([0-9a-f]+) - RSS queue=0x([0-9a-f]+)")
+    seen = {}
+
+    def all_seen():
+        for line in p.lines:
+            m = rx.search(line)
+            if m:
+                seen[int(m.group(1), 16) << 8 | int(m.group(2), 16)] = (int(m.group(3), 16),
+                                                                       int(m.group(4), 16))
+        return len(seen) == len(frames)
+
+    wait_until(lambda: p.pump() is not None and all_seen(), 60, "all flows at testpmd")
+    p.send("quit")
+    expect(p.finish() == 0, "testpmd failed", p)
+    used = set()
+    for i, frame in enumerate(frames):
+        h, q = seen[i]
+        want = expected_hash(frame)
+        expect(h == want, f"flow {i}: hash {h:#x}, Toeplitz reference {want:#x}", p)
+        # The 64-entry table holds queue (j mod queues) at entry j.
+        expect(q == (h & 63) % queues, f"flow {i}: hash {h:#x} on queue {q}", p)
+        used.add(q)
+    expect(used == set(range(queues)), f"only queues {sorted(used)} used", p)
+
+
+def test_rss_4_queues():
+    check_rss(4)
+
+
+def test_rss_8_queues():
+    check_rss(8)
+
+
+def test_checksum_offload_on_the_wire_and_bad_rx_checksums():
+    p = tap_testpmd("mana-csum", ["--forward-mode=csum", "--port-topology=loop"])
+    for cmd in ("port stop 0", "csum set ip hw 0", "csum set udp hw 0", "csum set tcp hw 0",
+                "port start 0"):
+        p.send(cmd)
+    p.send("start")
+    p.wait_for(r"csum packet forwarding")
+    sniffer = AsyncSniffer(iface=TAP, lfilter=lambda f: f.haslayer(Ether) and f[Ether].src.lower() == PORT_MAC)
+    sniffer.start()
+    good = [Ether(dst=PORT_MAC) / IP(src="198.18.0.1", dst="198.18.0.2") / UDP(sport=9, dport=9) / Raw(b"a" * 30),
+            Ether(dst=PORT_MAC) / IP(src="198.18.0.1", dst="198.18.0.2") / TCP(sport=9, dport=9) / Raw(b"b" * 30)]
+    bad_ip = [Ether(dst=PORT_MAC) / IP(src="198.18.0.1", dst="198.18.0.2", chksum=0x1234) / UDP() / Raw(b"c" * 30)]
+    bad_l4 = [Ether(dst=PORT_MAC) / IP(src="198.18.0.1", dst="198.18.0.2") / UDP(chksum=0x4321) / Raw(b"d" * 30),
+              Ether(dst=PORT_MAC) / IP(src="198.18.0.1", dst="198.18.0.2") / TCP(chksum=0x4321) / Raw(b"e" * 30)]
+    frames = good * 5 + bad_ip * 3 + bad_l4 * 4
+    sendp(frames, iface=TAP)
+    wait_until(lambda: len(sniffer.results or []) >= len(frames) if sniffer.running else True, 30,
+               "forwarded frames on the TAP")
+    captured = sniffer.stop()
+    p.send("stop")
+    m = p.wait_for(r"Bad-ipcsum:\s+(\d+)\s+Bad-l4csum:\s+(\d+)")
+    p.send("quit")
+    expect(p.finish() == 0, "testpmd failed", p)
+    expect(int(m.group(1)) == 3 and int(m.group(2)) == 8,
+           f"testpmd counted bad checksums ip={m.group(1)} l4={m.group(2)}, sent 3 and 8", p)
+    expect(len(captured) == len(frames), f"{len(captured)} of {len(frames)} frames came back", p)
+    for f in captured:
+        ip = f[IP]
+        fixed = Ether(bytes(f))
+        del fixed[IP].chksum
+        l4 = fixed[IP].payload
+        del l4.chksum
+        fixed = Ether(bytes(fixed))
+        expect(ip.chksum == fixed[IP].chksum, f"IP checksum {ip.chksum:#x} != {fixed[IP].chksum:#x}")
+        expect(ip.payload.chksum == fixed[IP].payload.chksum,
+               f"L4 checksum {ip.payload.chksum:#x} != {fixed[IP].payload.chksum:#x}")
+
+
+def test_ping_from_netns_answered_by_icmpecho():
+    ns = "mana-ping"
+    subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+    p = tap_testpmd("mana-ping", ["--forward-mode=icmpecho"], netns=ns)
+    try:
+        subprocess.run(["ip", "-n", ns, "addr", "add", "198.18.77.1/24", "dev", TAP], check=True)
+        p.send("start")
+        p.wait_for(r"icmpecho packet forwarding")
+        out = subprocess.run(["ip", "netns", "exec", ns, "ping", "-c", "5", "-i", "0.2", "-W", "5",
+                              "198.18.77.2"], capture_output=True, text=True, timeout=60)
+        expect(" 0% packet loss" in out.stdout, f"ping: {out.stdout}{out.stderr}", p)
+        p.send("stop")
+        p.send("quit")
+        expect(p.finish() == 0, "testpmd failed", p)
+    finally:
+        subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+
+
+if __name__ == "__main__":
+    harness.main([test_rss_4_queues, test_rss_8_queues,
+                  test_checksum_offload_on_the_wire_and_bad_rx_checksums,
+                  test_ping_from_netns_answered_by_icmpecho])
