@@ -1,0 +1,489 @@
+// Control calls of the device model: what mana_ib checks and creates (spec §3.4, §6.1, §6.2).
+#include <cerrno>
+#include <cstring>
+
+#include "device/cq_producer.h"
+#include "device/device_impl.h"
+
+namespace mana::emu {
+
+namespace {
+
+constexpr uint32_t kPageSize = 4096;
+constexpr uint32_t kToeplitz = 1;  // IBV_RX_HASH_FUNC_TOEPLITZ
+// IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ
+constexpr uint32_t kValidMrAccess = 1 | 2 | 4;
+constexpr uint32_t kQueueSlotBits = 12;  // up to 4095 live queues
+constexpr uint32_t kLkeySlotBits = 20;
+
+bool page_aligned(const void* p) { return (reinterpret_cast<uintptr_t>(p) & (kPageSize - 1)) == 0; }
+
+// SQ/RQ rings: page aligned, a power of two of at least one page (spec §4.1).
+bool valid_ring(const void* buf, uint32_t size) {
+  return buf != nullptr && page_aligned(buf) && size >= kPageSize && (size & (size - 1)) == 0;
+}
+
+template <typename Map>
+auto* find_in(Map& map, uint32_t key) {
+  auto it = map.find(key);
+  return it == map.end() ? nullptr : it->second.get();
+}
+
+template <typename T>
+void erase_value(std::vector<T*>& v, T* value) {
+  std::erase(v, value);
+}
+
+}  // namespace
+
+DeviceImpl::DeviceImpl(const VfConfig& config, std::unique_ptr<WireSet> wires, uint32_t seed)
+    : config_(config),
+      wires_(std::move(wires)),
+      doorbells_(16),
+      next_handle_(0x100 + (seed & 0xFFF)),
+      mr_table_(kLkeySlotBits, 32 - kLkeySlotBits,
+                std::min<uint32_t>(config.limits.max_mr, (1u << kLkeySlotBits) - 1), seed),
+      queue_ids_(kQueueSlotBits, 24 - kQueueSlotBits, (1u << kQueueSlotBits) - 1, seed * 7 + 1),
+      ports_(config.ports.size()) {
+  const uint32_t vp_base = 1 + seed % 100;
+  for (uint32_t i = 0; i < ports_.size(); ++i) {
+    Port& p = ports_[i];
+    p.index = i;
+    p.mac = config.ports[i].mac;
+    p.netdev_up = config.ports[i].netdev_up;
+    p.wire = wires_->endpoint(i);
+    p.vp_offset = vp_base + i;
+  }
+  // The largest frame sent: MTU + Ethernet header + a tag in the data + a tag inserted.
+  tx_frame_.resize(config.limits.mtu + kEthHeaderLen + 2 * kVlanTagLen);
+  rx_frame_.resize(kRxStagingBytes);
+}
+
+DeviceImpl::~DeviceImpl() = default;
+
+// ---- lookups
+// --------------------------------------------------------------------------------------
+
+Context* DeviceImpl::find_context(uint32_t id) { return find_in(contexts_, id); }
+
+Pd* DeviceImpl::find_pd(uint32_t id, uint32_t context_id) {
+  Pd* pd = find_in(pds_, id);
+  return pd && pd->context_id == context_id ? pd : nullptr;
+}
+
+Cq* DeviceImpl::find_cq(uint32_t handle, uint32_t context_id) {
+  Cq* cq = find_in(cqs_, handle);
+  return cq && cq->context_id == context_id ? cq : nullptr;
+}
+
+Port* DeviceImpl::find_port(uint32_t ib_port) {
+  return ib_port >= 1 && ib_port <= ports_.size() ? &ports_[ib_port - 1] : nullptr;
+}
+
+// ---- contexts, PDs, MRs
+// ---------------------------------------------------------------------------
+
+int DeviceImpl::open_context(volatile uint64_t* page, uint32_t* context_id) {
+  std::lock_guard g(lock_);
+  if (!present_) return ENODEV;
+  if (page == nullptr || context_id == nullptr) return EINVAL;
+  auto ctx = std::make_unique<Context>();
+  ctx->id = next_handle_++;
+  ctx->page = page;
+  for (unsigned s = 0; s < ctx->last_sampled.size(); ++s)
+    ctx->last_sampled[s] = page[kDoorbellSlots[s] / sizeof(uint64_t)];
+  *context_id = ctx->id;
+  context_list_.push_back(ctx.get());
+  contexts_.emplace(ctx->id, std::move(ctx));
+  return 0;
+}
+
+int DeviceImpl::close_context(uint32_t context_id) {
+  std::lock_guard g(lock_);
+  if (!present_) return ENODEV;
+  Context* ctx = find_context(context_id);
+  if (ctx == nullptr) return EINVAL;
+  if (ctx->users != 0) return EBUSY;
+  erase_value(context_list_, ctx);
+  contexts_.erase(context_id);
+  return 0;
+}
+
+int DeviceImpl::alloc_pd(uint32_t context_id, uint32_t* pd_id) {
+  std::lock_guard g(lock_);
+  if (!present_) return ENODEV;
+  Context* ctx = find_context(context_id);
+  if (ctx == nullptr || pd_id == nullptr) return EINVAL;
+  auto pd = std::make_unique<Pd>();
+  pd->id = next_handle_++;
+  pd->context_id = context_id;
+  ++ctx->users;
+  *pd_id = pd->id;
+  pds_.emplace(pd->id, std::move(pd));
+  return 0;
+}
+
+int DeviceImpl::dealloc_pd(uint32_t pd_id) {
+  std::lock_guard g(lock_);
+  if (!present_) return ENODEV;
+  Pd* pd = find_in(pds_, pd_id);
+  if (pd == nullptr) return EINVAL;
+  if (pd->users != 0) return EBUSY;
+  --find_context(pd->context_id)->users;
+  pds_.erase(pd_id);
+  return 0;
+}
+
+int DeviceImpl::reg_mr(uint32_t pd_id, uint64_t addr, uint64_t length, uint32_t access,
+                       uint32_t* lkey) {
+  std::lock_guard g(lock_);
+  if (!present_) return ENODEV;
+  Pd* pd = find_in(pds_, pd_id);
+  if (pd == nullptr || lkey == nullptr) return EINVAL;
+  if ((access & ~kValidMrAccess) != 0) return EINVAL;
+  if (length == 0 || length > config_.limits.max_mr_size || addr + length < addr) return EINVAL;
+  auto mr = std::make_unique<Mr>();
+  mr->pd_id = pd_id;
+  mr->addr = addr;
+  mr->len = length;
+  mr->access = access;
+  mr->lkey = mr_table_.insert(mr.get(), 0xFFFFFFFF);  // UINT32_MAX: the drivers' "no key"
+  if (mr->lkey == 0) return ENOMEM;
+  ++pd->users;
+  *lkey = mr->lkey;
+  mrs_.emplace(mr->lkey, std::move(mr));
+  return 0;
+}
+
+int DeviceImpl::dereg_mr(uint32_t lkey) {
+  std::lock_guard g(lock_);
+  if (!present_) return ENODEV;
+  Mr* mr = find_in(mrs_, lkey);
+  if (mr == nullptr) return EINVAL;
+  --find_in(pds_, mr->pd_id)->users;
+  mr_table_.erase(lkey);
+  mrs_.erase(lkey);
+  return 0;
+}
+
+// ---- CQs and WQs
+// ----------------------------------------------------------------------------------
+
+int DeviceImpl::create_cq(uint32_t context_id, void* buf, uint32_t count, CqEventFd event_fd,
+                          uint32_t* cq_handle) {
+  std::lock_guard g(lock_);
+  if (!present_) return ENODEV;
+  Context* ctx = find_context(context_id);
+  if (ctx == nullptr || cq_handle == nullptr) return EINVAL;
+  if (count == 0 || count > config_.limits.max_cqe) return EINVAL;
+  if (buf == nullptr || !page_aligned(buf)) return EINVAL;
+  auto cq = std::make_unique<Cq>();
+  cq->handle = next_handle_++;
+  cq->context_id = context_id;
+  cq->ring = static_cast<hw::Cqe*>(buf);
+  cq->count = count;
+  cq->event_fd = event_fd;
+  cq_reset(*cq);
+  ++ctx->users;
+  *cq_handle = cq->handle;
+  cqs_.emplace(cq->handle, std::move(cq));
+  return 0;
+}
+
+int DeviceImpl::destroy_cq(uint32_t cq_handle) {
+  std::lock_guard g(lock_);
+  if (!present_) return ENODEV;
+  Cq* cq = find_in(cqs_, cq_handle);
+  if (cq == nullptr) return EINVAL;
+  if (cq->users != 0) return EBUSY;
+  --find_context(cq->context_id)->users;
+  cqs_.erase(cq_handle);
+  return 0;
+}
+
+int DeviceImpl::create_wq(uint32_t context_id, uint32_t pd_id, void* buf, uint32_t size_bytes,
+                          uint32_t max_wr, uint32_t max_sge, uint32_t cq_handle,
+                          uint32_t* wq_handle) {
+  std::lock_guard g(lock_);
+  if (!present_) return ENODEV;
+  Context* ctx = find_context(context_id);
+  Pd* pd = find_pd(pd_id, context_id);
+  Cq* cq = find_cq(cq_handle, context_id);
+  if (ctx == nullptr || pd == nullptr || cq == nullptr || wq_handle == nullptr) return EINVAL;
+  if (max_wr == 0 || max_wr > config_.limits.max_qp_wr) return EINVAL;
+  if (max_sge > config_.limits.max_recv_sge) return EINVAL;
+  if (!valid_ring(buf, size_bytes)) return EINVAL;
+  if (cq->users != 0) return EINVAL;  // a CQ completes exactly one queue (spec §4.6)
+  auto rq = std::make_unique<Rq>();
+  rq->handle = next_handle_++;
+  rq->context_id = context_id;
+  rq->pd_id = pd_id;
+  rq->ring = static_cast<uint8_t*>(buf);
+  rq->size = size_bytes;
+  rq->cq = cq;
+  ++cq->users;
+  ++pd->users;
+  ++ctx->users;
+  *wq_handle = rq->handle;
+  wqs_.emplace(rq->handle, std::move(rq));
+  return 0;
+}
+
+int DeviceImpl::destroy_wq(uint32_t wq_handle) {
+  std::lock_guard g(lock_);
+  if (!present_) return ENODEV;
+  Rq* rq = find_in(wqs_, wq_handle);
+  if (rq == nullptr) return EINVAL;
+  if (rq->rss != nullptr) return EBUSY;
+  --rq->cq->users;
+  --find_in(pds_, rq->pd_id)->users;
+  --find_context(rq->context_id)->users;
+  wqs_.erase(wq_handle);
+  return 0;
+}
+
+// ---- queue ids and vPorts
+// -------------------------------------------------------------------------
+
+bool DeviceImpl::bind_queue(QueueBase& q) {
+  q.id = queue_ids_.insert(&q);
+  return q.id != 0;
+}
+
+void DeviceImpl::unbind_queue(QueueBase& q) {
+  if (q.id != 0) queue_ids_.erase(q.id);
+  q.id = 0;
+}
+
+// The vPort of a port has one owner PD; its QPs share it (spec §6.2).
+int DeviceImpl::acquire_vport(Port& port, uint32_t pd_id) {
+  if (port.netdev_up) return ENODEV;
+  if (port.vport_users != 0 && port.vport_pd != pd_id) return ENODEV;
+  port.vport_pd = pd_id;
+  ++port.vport_users;
+  return 0;
+}
+
+void DeviceImpl::release_vport(Port& port) {
+  if (--port.vport_users == 0) port.vport_pd = 0;
+}
+
+// ---- QPs
+// --------------------------------------------------------------------------------------------
+
+int DeviceImpl::create_raw_qp(uint32_t context_id, uint32_t pd_id, uint32_t port_num, void* sq_buf,
+                              uint32_t sq_size_bytes, uint32_t max_send_wr, uint32_t max_send_sge,
+                              uint32_t cq_handle, SqBinding* out, uint32_t* qp_handle) {
+  std::lock_guard g(lock_);
+  if (!present_) return ENODEV;
+  Context* ctx = find_context(context_id);
+  Pd* pd = find_pd(pd_id, context_id);
+  Cq* cq = find_cq(cq_handle, context_id);
+  Port* port = find_port(port_num);
+  if (ctx == nullptr || pd == nullptr || cq == nullptr || port == nullptr) return EINVAL;
+  if (out == nullptr || qp_handle == nullptr) return EINVAL;
+  if (max_send_wr == 0 || max_send_wr > config_.limits.max_qp_wr) return EINVAL;
+  if (max_send_sge > config_.limits.max_send_sge) return EINVAL;
+  if (!valid_ring(sq_buf, sq_size_bytes)) return EINVAL;
+  if (cq->users != 0) return EINVAL;
+  if (int err = acquire_vport(*port, pd_id)) return err;
+
+  auto sq = std::make_unique<Sq>();
+  sq->context_id = context_id;
+  sq->pd_id = pd_id;
+  sq->ring = static_cast<uint8_t*>(sq_buf);
+  sq->size = sq_size_bytes;
+  sq->cq = cq;
+  sq->port = port;
+  if (!bind_queue(*sq) || !bind_queue(*cq)) {
+    unbind_queue(*sq);
+    release_vport(*port);
+    return ENOMEM;
+  }
+  cq_reset(*cq);
+  ++cq->users;
+  ++pd->users;
+  ++ctx->users;
+  sq->qp_handle = next_handle_++;
+  *out = {sq->id, cq->id, port->vp_offset};
+  *qp_handle = sq->qp_handle;
+  sqs_.push_back(sq.get());
+  port->sqs.push_back(sq.get());
+  qps_[sq->qp_handle].sq = std::move(sq);
+  return 0;
+}
+
+int DeviceImpl::create_rss_qp(uint32_t context_id, uint32_t pd_id, uint32_t port_num,
+                              const uint32_t* wq_handles, unsigned log_size, uint8_t hash_function,
+                              const uint8_t* key, uint32_t key_len, RqBinding* out,
+                              uint32_t* qp_handle) {
+  std::lock_guard g(lock_);
+  if (!present_) return ENODEV;
+  Context* ctx = find_context(context_id);
+  Pd* pd = find_pd(pd_id, context_id);
+  Port* port = find_port(port_num);
+  if (ctx == nullptr || pd == nullptr || port == nullptr) return EINVAL;
+  if (wq_handles == nullptr || out == nullptr || qp_handle == nullptr) return EINVAL;
+  if ((1u << log_size) > hw::kRssTableSize || log_size > 31) return EINVAL;
+  if (hash_function != kToeplitz || key == nullptr || key_len != hw::kRssKeySize) return EINVAL;
+  const uint32_t n = 1u << log_size;
+  std::vector<Rq*> table(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    Rq* rq = find_in(wqs_, wq_handles[i]);
+    if (rq == nullptr || rq->context_id != context_id) return EINVAL;
+    if (rq->rss != nullptr) return EBUSY;
+    table[i] = rq;
+  }
+  if (port->rss != nullptr) return EBUSY;  // one steering configuration per vPort
+  if (int err = acquire_vport(*port, pd_id)) return err;
+
+  auto rss = std::make_unique<RssQp>();
+  rss->handle = next_handle_++;
+  rss->port = port;
+  rss->pd_id = pd_id;
+  rss->context_id = context_id;
+  rss->hasher = std::make_unique<RssHasher>(key);
+  for (Rq* rq : table) {
+    if (rq->rss != nullptr) continue;  // listed twice
+    rq->rss = rss.get();
+    rss->rqs.push_back(rq);
+  }
+  for (Rq* rq : rss->rqs) {
+    rq->port = port;
+    rq->consumed_bu = rq->tail_bu = 0;
+    rq->coalesced_count = 0;
+    rq->dead = false;
+    if (!bind_queue(*rq) || !bind_queue(*rq->cq)) {
+      destroy_rss_qp(*rss);
+      return ENOMEM;
+    }
+    cq_reset(*rq->cq);
+  }
+  for (uint32_t i = 0; i < hw::kRssTableSize; ++i) port->steering[i] = table[i & (n - 1)];
+  port->default_rq = table[n - 1];
+  port->rss = rss.get();
+  for (uint32_t i = 0; i < n; ++i) out[i] = {table[i]->cq->id, table[i]->id};
+  ++pd->users;
+  ++ctx->users;
+  *qp_handle = rss->handle;
+  qps_[rss->handle].rss = std::move(rss);
+  return 0;
+}
+
+void DeviceImpl::destroy_raw_qp(Sq& sq) {
+  unbind_queue(*sq.cq);
+  unbind_queue(sq);
+  --sq.cq->users;
+  erase_value(sqs_, &sq);
+  erase_value(sq.port->sqs, &sq);
+  release_vport(*sq.port);
+}
+
+// Also the unwinding of a failed create_rss_qp (then the port's steering is not programmed yet).
+void DeviceImpl::destroy_rss_qp(RssQp& rss) {
+  Port& port = *rss.port;
+  for (Rq* rq : rss.rqs) {
+    if (rq->id != 0 && !rq->dead) flush_coalesced(*rq);
+    unbind_queue(*rq->cq);
+    unbind_queue(*rq);
+    rq->rss = nullptr;
+    rq->port = nullptr;
+  }
+  if (port.rss == &rss) {
+    port.rss = nullptr;
+    port.steering.fill(nullptr);
+    port.default_rq = nullptr;
+  }
+  release_vport(port);
+}
+
+int DeviceImpl::destroy_qp(uint32_t qp_handle) {
+  std::lock_guard g(lock_);
+  if (!present_) return ENODEV;
+  auto it = qps_.find(qp_handle);
+  if (it == qps_.end()) return EINVAL;
+  uint32_t pd_id, context_id;
+  if (it->second.sq) {
+    pd_id = it->second.sq->pd_id;
+    context_id = it->second.sq->context_id;
+    destroy_raw_qp(*it->second.sq);
+  } else {
+    pd_id = it->second.rss->pd_id;
+    context_id = it->second.rss->context_id;
+    destroy_rss_qp(*it->second.rss);
+  }
+  --find_in(pds_, pd_id)->users;
+  --find_context(context_id)->users;
+  qps_.erase(it);
+  return 0;
+}
+
+// ---- control channel
+// ------------------------------------------------------------------------------
+
+void DeviceImpl::set_netdev_up(uint32_t port, bool up) {
+  std::lock_guard g(lock_);
+  if (port < ports_.size()) ports_[port].netdev_up = up;
+}
+
+void DeviceImpl::inject(const Fault& fault) {
+  std::lock_guard g(lock_);
+  if (fault.port >= ports_.size()) return;
+  PortFaults& f = ports_[fault.port].faults;
+  if (fault.kind == Fault::Kind::kErrorCqe) {
+    (fault.tx ? f.tx_error_count : f.rx_error_count) = fault.count;
+    (fault.tx ? f.tx_error_type : f.rx_error_type) = fault.cqe_type;
+  } else {
+    (fault.tx ? f.tx_bad_lkey_count : f.rx_bad_lkey_count) = fault.count;
+  }
+}
+
+void DeviceImpl::set_present(bool present) {
+  std::lock_guard g(lock_);
+  if (!present) {
+    for (auto& [h, cq] : cqs_) cq->dead = true;
+    for (auto& [h, rq] : wqs_) rq->dead = true;
+    for (Sq* sq : sqs_) sq->dead = true;
+  }
+  present_ = present;
+}
+
+bool DeviceImpl::present() const { return present_; }
+
+void DeviceImpl::set_poll_doorbells(bool on) { poll_doorbells_ = on; }
+
+QueueCounters DeviceImpl::sq_counters(uint32_t sq_id) const {
+  std::lock_guard g(lock_);
+  const QueueBase* q = queue_ids_.find(sq_id);
+  return q && q->kind == QueueKind::kSq ? static_cast<const Sq*>(q)->counters : QueueCounters{};
+}
+
+QueueCounters DeviceImpl::rq_counters(uint32_t rq_id) const {
+  std::lock_guard g(lock_);
+  const QueueBase* q = queue_ids_.find(rq_id);
+  return q && q->kind == QueueKind::kRq ? static_cast<const Rq*>(q)->counters : QueueCounters{};
+}
+
+PortCounters DeviceImpl::port_counters(uint32_t port) const {
+  std::lock_guard g(lock_);
+  return port < ports_.size() ? ports_[port].counters : PortCounters{};
+}
+
+LiveObjects DeviceImpl::live_objects() const {
+  std::lock_guard g(lock_);
+  LiveObjects l;
+  l.contexts = static_cast<uint32_t>(contexts_.size());
+  l.pds = static_cast<uint32_t>(pds_.size());
+  l.mrs = static_cast<uint32_t>(mrs_.size());
+  l.cqs = static_cast<uint32_t>(cqs_.size());
+  l.wqs = static_cast<uint32_t>(wqs_.size());
+  for (const auto& [h, qp] : qps_) (qp.sq ? l.sqs : l.rss_qps) += 1;
+  return l;
+}
+
+uint64_t DeviceImpl::bad_doorbells() const {
+  std::lock_guard g(lock_);
+  return bad_doorbells_;
+}
+
+}  // namespace mana::emu

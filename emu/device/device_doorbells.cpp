@@ -1,0 +1,105 @@
+// Doorbells (spec §4.8): exact stores queued by `ring` (trap mode, tests) and, in poll mode,
+// changes of the context pages' slots. Both feed `apply_doorbell`; the tail is absolute, so a
+// doorbell only moves a queue's announced end of work.
+#include <atomic>
+#include <cstdio>
+
+#include "device/cq_producer.h"
+#include "device/device_impl.h"
+
+namespace mana::emu {
+
+void DeviceImpl::ring(uint32_t context_id, uint32_t offset, uint64_t value) {
+  const DoorbellStore store{context_id, offset, value};
+  while (!doorbells_.push(store)) {
+    // Full: drain it here rather than lose a store (doorbells only update queue state).
+    std::lock_guard g(lock_);
+    drain_doorbells();
+  }
+}
+
+unsigned DeviceImpl::drain_doorbells() {
+  unsigned n = 0;
+  DoorbellStore s;
+  while (doorbells_.pop(&s)) {
+    apply_doorbell(s.context_id, s.offset, s.value);
+    ++n;
+  }
+  return n;
+}
+
+unsigned DeviceImpl::sample_doorbell_pages() {
+  unsigned n = 0;
+  for (Context* ctx : context_list_) {
+    for (unsigned s = 0; s < ctx->last_sampled.size(); ++s) {
+      const uint64_t v = ctx->page[kDoorbellSlots[s] / sizeof(uint64_t)];
+      if (v == ctx->last_sampled[s]) continue;
+      ctx->last_sampled[s] = v;
+      // The driver wrote its WQEs before the doorbell: read them only after seeing it.
+      std::atomic_thread_fence(std::memory_order_acquire);
+      apply_doorbell(ctx->id, kDoorbellSlots[s], v);
+      ++n;
+    }
+  }
+  return n;
+}
+
+WorkQueue* DeviceImpl::doorbell_queue(uint32_t context_id, uint64_t value, QueueKind kind) {
+  QueueBase* q = queue_ids_.find(hw::doorbell_queue_id(value));
+  if (q == nullptr || q->kind != kind || q->context_id != context_id) return nullptr;
+  return static_cast<WorkQueue*>(q);
+}
+
+void DeviceImpl::apply_doorbell(uint32_t context_id, uint32_t offset, uint64_t value) {
+  bool ok = false;
+  if (offset == hw::kSqDoorbellOffset || offset == hw::kRqDoorbellOffset) {
+    const bool rq = offset == hw::kRqDoorbellOffset;
+    WorkQueue* q = doorbell_queue(context_id, value, rq ? QueueKind::kRq : QueueKind::kSq);
+    const uint32_t tail_bu = (hw::doorbell_wq_tail(value) / hw::kBasicUnit) & kBuMask;
+    // The announced work may not exceed the ring (spec §6.4).
+    if (q != nullptr && ((tail_bu - q->consumed_bu) & kBuMask) <= q->size_bu()) {
+      q->tail_bu = tail_bu;
+      ++q->counters.doorbells;
+      ok = true;
+      if (rq && hw::doorbell_wqe_cnt(value) != 0) {
+        ++q->counters.wqe_cnt_doorbells;
+        Rq* r = static_cast<Rq*>(q);
+        if (!r->warned_wqe_cnt) {
+          r->warned_wqe_cnt = true;
+          std::fprintf(stderr, "mana-emu: RQ 0x%x doorbell with wqe_cnt %u (must be 0), accepted\n",
+                       q->id, hw::doorbell_wqe_cnt(value));
+        }
+      }
+    }
+  } else if (offset == hw::kCqDoorbellOffset) {
+    QueueBase* q = queue_ids_.find(hw::doorbell_queue_id(value));
+    if (q != nullptr && q->kind == QueueKind::kCq && q->context_id == context_id) {
+      ok = true;
+      Cq* cq = static_cast<Cq*>(q);
+      if (hw::doorbell_cq_arm(value) && !cq->dead) cq_arm(*cq, hw::doorbell_cq_tail(value));
+    }
+  }
+  if (ok) return;
+  ++bad_doorbells_;
+  if (!warned_bad_doorbell_) {
+    warned_bad_doorbell_ = true;
+    std::fprintf(stderr,
+                 "mana-emu: ignored doorbell 0x%016llx at offset 0x%x of context %u (no such "
+                 "queue in the context, or beyond the ring)\n",
+                 static_cast<unsigned long long>(value), offset, context_id);
+  }
+}
+
+unsigned DeviceImpl::poll() {
+  std::lock_guard g(lock_);
+  unsigned work = drain_doorbells();
+  if (poll_doorbells_.load(std::memory_order_relaxed)) work += sample_doorbell_pages();
+  if (!present_.load(std::memory_order_relaxed)) return work;
+  for (Sq* sq : sqs_)
+    if (!sq->dead && sq->pending_bu() != 0) work += process_sq(*sq, kTxBudget);
+  for (Port& port : ports_) work += receive_port(port, kRxBudget);
+  flush_all_coalesced();
+  return work;
+}
+
+}  // namespace mana::emu

@@ -1,0 +1,138 @@
+// The Device implementation: control objects (device_control.cpp), doorbells
+// (device_doorbells.cpp), TX (device_tx.cpp) and RX (device_rx.cpp). One lock guards all state:
+// control calls take it per call and `poll` takes it once per pass, so the per-packet path itself
+// takes no lock.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "device/device.h"
+#include "device/cq_producer.h"
+#include "device/doorbell_queue.h"
+#include "device/objects.h"
+#include "device/offloads.h"
+#include "device/wqe_reader.h"
+
+namespace mana::emu {
+
+// The 64-bit doorbell slots of a context's page, in Context::last_sampled order.
+inline constexpr uint32_t kDoorbellSlots[3] = {hw::kSqDoorbellOffset, hw::kRqDoorbellOffset,
+                                               hw::kCqDoorbellOffset};
+// RX staging: any frame a wire can carry (larger ones are counted as MTU drops).
+inline constexpr uint32_t kRxStagingBytes = 65536;
+// TX/RX budgets per queue or port and poll pass, so one busy queue cannot starve the others.
+inline constexpr unsigned kTxBudget = 256;
+inline constexpr unsigned kRxBudget = 256;
+
+class DeviceImpl final : public Device {
+ public:
+  DeviceImpl(const VfConfig& config, std::unique_ptr<WireSet> wires, uint32_t seed);
+  ~DeviceImpl() override;
+
+  const VfConfig& config() const override { return config_; }
+
+  int open_context(volatile uint64_t* page, uint32_t* context_id) override;
+  int close_context(uint32_t context_id) override;
+  int alloc_pd(uint32_t context_id, uint32_t* pd_id) override;
+  int dealloc_pd(uint32_t pd_id) override;
+  int reg_mr(uint32_t pd_id, uint64_t addr, uint64_t length, uint32_t access,
+             uint32_t* lkey) override;
+  int dereg_mr(uint32_t lkey) override;
+  int create_cq(uint32_t context_id, void* buf, uint32_t count, CqEventFd event_fd,
+                uint32_t* cq_handle) override;
+  int destroy_cq(uint32_t cq_handle) override;
+  int create_wq(uint32_t context_id, uint32_t pd_id, void* buf, uint32_t size_bytes,
+                uint32_t max_wr, uint32_t max_sge, uint32_t cq_handle,
+                uint32_t* wq_handle) override;
+  int destroy_wq(uint32_t wq_handle) override;
+  int create_raw_qp(uint32_t context_id, uint32_t pd_id, uint32_t port, void* sq_buf,
+                    uint32_t sq_size_bytes, uint32_t max_send_wr, uint32_t max_send_sge,
+                    uint32_t cq_handle, SqBinding* out, uint32_t* qp_handle) override;
+  int create_rss_qp(uint32_t context_id, uint32_t pd_id, uint32_t port, const uint32_t* wq_handles,
+                    unsigned log_size, uint8_t hash_function, const uint8_t* key, uint32_t key_len,
+                    RqBinding* out, uint32_t* qp_handle) override;
+  int destroy_qp(uint32_t qp_handle) override;
+
+  void ring(uint32_t context_id, uint32_t offset, uint64_t value) override;
+  void set_poll_doorbells(bool on) override;
+  unsigned poll() override;
+
+  void set_netdev_up(uint32_t port, bool up) override;
+  void inject(const Fault& fault) override;
+  void set_present(bool present) override;
+  bool present() const override;
+
+  QueueCounters sq_counters(uint32_t sq_id) const override;
+  QueueCounters rq_counters(uint32_t rq_id) const override;
+  PortCounters port_counters(uint32_t port) const override;
+  LiveObjects live_objects() const override;
+  uint64_t bad_doorbells() const override;
+
+ private:
+  struct Qp {
+    std::unique_ptr<Sq> sq;      // raw QP
+    std::unique_ptr<RssQp> rss;  // RSS QP
+  };
+
+  // ---- control helpers (device_control.cpp), called with the lock held
+  Context* find_context(uint32_t id);
+  Pd* find_pd(uint32_t id, uint32_t context_id);
+  Cq* find_cq(uint32_t handle, uint32_t context_id);
+  Port* find_port(uint32_t ib_port);
+  int acquire_vport(Port& port, uint32_t pd_id);
+  void release_vport(Port& port);
+  bool bind_queue(QueueBase& q);
+  void unbind_queue(QueueBase& q);
+  void destroy_raw_qp(Sq& sq);
+  void destroy_rss_qp(RssQp& rss);
+
+  // ---- doorbells (device_doorbells.cpp)
+  unsigned drain_doorbells();
+  unsigned sample_doorbell_pages();
+  void apply_doorbell(uint32_t context_id, uint32_t offset, uint64_t value);
+  WorkQueue* doorbell_queue(uint32_t context_id, uint64_t value, QueueKind kind);
+
+  // ---- TX (device_tx.cpp)
+  unsigned process_sq(Sq& sq, unsigned budget);
+  CqeStatus check_and_send(Sq& sq, const WqeView& w);
+  void complete_tx(Sq& sq, const WqeView& w, CqeStatus status);
+
+  // ---- RX (device_rx.cpp)
+  unsigned receive_port(Port& port, unsigned budget);
+  void deliver(Port& port, Rq& rq, const uint8_t* frame, uint32_t len, uint32_t dw1, uint32_t hash);
+  void post_rx_error(Rq& rq, const WqeView& w, CqeStatus status);
+  void flush_coalesced(Rq& rq);
+  void flush_all_coalesced();
+
+  const VfConfig config_;
+  std::unique_ptr<WireSet> wires_;
+  mutable std::mutex lock_;
+  std::atomic<bool> present_{true};
+  std::atomic<bool> poll_doorbells_{false};
+  DoorbellQueue doorbells_;
+  uint64_t bad_doorbells_ = 0;
+  bool warned_bad_doorbell_ = false;
+
+  uint32_t next_handle_;
+  std::map<uint32_t, std::unique_ptr<Context>> contexts_;
+  std::map<uint32_t, std::unique_ptr<Pd>> pds_;
+  std::map<uint32_t, std::unique_ptr<Mr>> mrs_;  // by lkey
+  std::map<uint32_t, std::unique_ptr<Cq>> cqs_;
+  std::map<uint32_t, std::unique_ptr<Rq>> wqs_;
+  std::map<uint32_t, Qp> qps_;
+  MrTable mr_table_;
+  TaggedTable<QueueBase> queue_ids_;
+  std::vector<Port> ports_;
+  std::vector<Sq*> sqs_;                // every live SQ, for the TX pass
+  std::vector<Context*> context_list_;  // for doorbell-page sampling
+
+  // Staging buffers for one frame (TX gather, RX from the wire); room for a VLAN tag in front.
+  std::vector<uint8_t> tx_frame_;
+  std::vector<uint8_t> rx_frame_;
+};
+
+}  // namespace mana::emu

@@ -1,0 +1,162 @@
+// RX data path: wire -> address filter -> MTU -> VLAN strip -> checksum verification -> RSS
+// steering -> next posted RQ WQE -> RX CQE, one per frame or CQE_RX_COALESCED_4 (spec §4.7, §4.10).
+#include <cstring>
+
+#include "device/device_impl.h"
+
+namespace mana::emu {
+
+namespace {
+
+constexpr CqeStatus kRxTruncated{hw::kCqeRxTruncated};
+constexpr CqeStatus kRxBadBuffer{hw::kCqeRxTruncated, hw::kVendorErrAddrRange};
+
+bool addressed_to(const uint8_t* frame, const std::array<uint8_t, 6>& mac) {
+  const bool group = frame[0] & 1;  // multicast, including broadcast
+  return group || std::memcmp(frame, mac.data(), mac.size()) == 0;
+}
+
+}  // namespace
+
+unsigned DeviceImpl::receive_port(Port& port, unsigned budget) {
+  unsigned n = 0;
+  uint8_t* buf = rx_frame_.data();
+  const uint32_t mtu_frame = config_.limits.mtu + kEthHeaderLen;
+  for (; n < budget; ++n) {
+    uint32_t full_len = 0;
+    uint32_t len = port.wire->receive(buf, kRxStagingBytes, &full_len);
+    if (len == 0) break;
+    ++port.counters.rx_frames;
+    if (len < kEthHeaderLen || !addressed_to(buf, port.mac)) {
+      ++port.counters.rx_filtered;
+      continue;
+    }
+    const bool tagged = has_vlan_tag(buf);
+    if (full_len > len || len > mtu_frame + (tagged ? kVlanTagLen : 0)) {
+      ++port.counters.rx_mtu_drops;
+      continue;
+    }
+    if (port.rss == nullptr) {  // no RX queue configured on the vPort
+      ++port.counters.rx_no_wqe_drops;
+      continue;
+    }
+    uint8_t* frame = buf;
+    uint32_t dw1 = 0;
+    if (tagged && len >= kEthHeaderLen + kVlanTagLen) {
+      const uint16_t tci = strip_vlan_tag(&frame, &len);
+      dw1 = hw::Cqe::RxVlanId::set(dw1, tci & 0xFFF);
+      dw1 = hw::Cqe::RxVlanPresent::set(dw1, 1);
+    }
+    FrameInfo info;
+    parse_frame(frame, len, &info);
+    dw1 |= rx_checksum_flags(frame, info);
+    const RssInput input = rss_input(frame, info);
+    Rq* rq = port.default_rq;
+    uint32_t hash = 0;
+    if (input.hash_type != 0) {
+      hash = port.rss->hasher->hash(input.bytes, input.len);
+      rq = port.steering[hash & (hw::kRssTableSize - 1)];
+      dw1 = hw::Cqe::RxHashType::set(dw1, input.hash_type);
+    }
+    deliver(port, *rq, frame, len, dw1, hash);
+  }
+  return n;
+}
+
+void DeviceImpl::deliver(Port& port, Rq& rq, const uint8_t* frame, uint32_t len, uint32_t dw1,
+                         uint32_t hash) {
+  if (rq.dead || rq.pending_bu() == 0) {
+    ++port.counters.rx_no_wqe_drops;  // no CQE (spec §4.9)
+    return;
+  }
+  WqeView w;
+  if (!read_wqe(rq, &w)) {
+    // The header claims more than the doorbell announced: fail it and skip that work.
+    w.size_bu = rq.pending_bu();
+    rq.consumed_bu = rq.tail_bu;
+    ++rq.counters.wqes;
+    post_rx_error(rq, w, kRxBadBuffer);
+    return;
+  }
+  rq.consumed_bu = (rq.consumed_bu + w.size_bu) & kBuMask;
+  ++rq.counters.wqes;
+  PortFaults& faults = port.faults;
+  if (faults.rx_error_count != 0) {
+    --faults.rx_error_count;
+    post_rx_error(rq, w, {faults.rx_error_type});
+    return;
+  }
+  if (w.oob_bytes != hw::kShortOobSize || w.num_sge > config_.limits.max_recv_sge ||
+      w.num_sge > hw::kMaxRxSge) {
+    post_rx_error(rq, w, kRxBadBuffer);
+    return;
+  }
+  hw::Sge sges[hw::kMaxRxSge];
+  read_sgl(rq, w, sges, w.num_sge ? w.num_sge : 1);
+  const bool keys_invalid = faults.rx_bad_lkey_count != 0;
+  if (keys_invalid) --faults.rx_bad_lkey_count;
+  if (check_sgl(mr_table_, rq.pd_id, sges, w.num_sge, true, keys_invalid) != SglStatus::kOk) {
+    post_rx_error(rq, w, kRxBadBuffer);
+    return;
+  }
+  if (len > sgl_bytes(sges, w.num_sge)) {
+    post_rx_error(rq, w, kRxTruncated);
+    return;
+  }
+  for (uint32_t i = 0, done = 0; done < len; ++i) {
+    const uint32_t chunk = sges[i].size < len - done ? sges[i].size : len - done;
+    std::memcpy(reinterpret_cast<void*>(sges[i].address), frame + done, chunk);
+    done += chunk;
+  }
+  ++rq.counters.packets;
+  rq.counters.bytes += len;
+
+  hw::RxPacketInfo info{hw::RxPacketInfo::Length::set(0, len), 0, hash};
+  if (!config_.rx_coalescing) {
+    hw::Cqe cqe{};
+    cqe.dw[0] = cqe_header({hw::kCqeRxOkay});
+    cqe.dw[hw::Cqe::kRxFlagsDword] = dw1;
+    cqe.rx_packet(0) = info;
+    cqe.dw[hw::Cqe::kRxWqeOffsetDword] = w.offset_bu * hw::kBasicUnit;
+    cq_post(*rq.cq, cqe, rq.id, false);
+    ++rq.counters.cqes;
+    return;
+  }
+  // Coalesce consecutive packets of this RQ that share their dw1 metadata.
+  if (rq.coalesced_count != 0 && rq.coalesced.dw[hw::Cqe::kRxFlagsDword] != dw1)
+    flush_coalesced(rq);
+  if (rq.coalesced_count == 0) {
+    rq.coalesced = hw::Cqe{};
+    rq.coalesced.dw[0] = cqe_header({hw::kCqeRxCoalesced4});
+    rq.coalesced.dw[hw::Cqe::kRxFlagsDword] = dw1;
+    rq.coalesced.dw[hw::Cqe::kRxWqeOffsetDword] = w.offset_bu * hw::kBasicUnit;
+  }
+  rq.coalesced.rx_packet(rq.coalesced_count++) = info;
+  if (rq.coalesced_count == hw::Cqe::kRxMaxPackets) flush_coalesced(rq);
+}
+
+void DeviceImpl::post_rx_error(Rq& rq, const WqeView& w, CqeStatus status) {
+  flush_coalesced(rq);  // completions stay in WQE order
+  hw::Cqe cqe{};
+  cqe.dw[0] = cqe_header(status);
+  cqe.dw[hw::Cqe::kRxWqeOffsetDword] = w.offset_bu * hw::kBasicUnit;
+  cq_post(*rq.cq, cqe, rq.id, false);
+  ++rq.counters.cqes;
+  ++rq.counters.error_cqes;
+}
+
+void DeviceImpl::flush_coalesced(Rq& rq) {
+  if (rq.coalesced_count == 0) return;
+  cq_post(*rq.cq, rq.coalesced, rq.id, false);
+  ++rq.counters.cqes;
+  rq.coalesced_count = 0;
+}
+
+void DeviceImpl::flush_all_coalesced() {
+  if (!config_.rx_coalescing) return;
+  for (Port& port : ports_)
+    if (port.rss != nullptr)
+      for (Rq* rq : port.rss->rqs) flush_coalesced(*rq);
+}
+
+}  // namespace mana::emu

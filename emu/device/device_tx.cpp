@@ -1,0 +1,124 @@
+// TX data path: SQ WQEs up to the doorbell's tail -> checks of spec §6.4 -> gather -> offloads ->
+// wire -> TX CQE (spec §4.5, §4.9). Memory is read only after its SGE was checked against a live
+// MR.
+#include <cstring>
+
+#include "device/cq_producer.h"
+#include "device/device_impl.h"
+
+namespace mana::emu {
+
+namespace {
+
+constexpr CqeStatus kTxOk{hw::kCqeTxOkay};
+constexpr CqeStatus kInvalidOob{hw::kCqeTxInvalidOob};
+
+uint16_t vlan_tci(const hw::TxLongOob& l) {
+  using L = hw::TxLongOob;
+  return static_cast<uint16_t>((L::Pcp::get(l.dw2) << 13) | (L::Dei::get(l.dw2) << 12) |
+                               L::Vid::get(l.dw2));
+}
+
+}  // namespace
+
+unsigned DeviceImpl::process_sq(Sq& sq, unsigned budget) {
+  unsigned n = 0;
+  while (n < budget && sq.pending_bu() != 0) {
+    ++n;
+    WqeView w;
+    if (!read_wqe(sq, &w)) {
+      // The header claims more than the doorbell announced: fail the WQE and skip that work.
+      w.size_bu = sq.pending_bu();
+      sq.consumed_bu = sq.tail_bu;
+      ++sq.counters.wqes;
+      complete_tx(sq, w, kInvalidOob);
+      break;
+    }
+    uint32_t dw0 = 0;
+    if (w.oob_bytes >= sizeof(dw0)) std::memcpy(&dw0, w.oob, sizeof(dw0));
+    const CqeStatus r = check_and_send(sq, w);
+    sq.consumed_bu = (sq.consumed_bu + w.size_bu) & kBuMask;
+    ++sq.counters.wqes;
+    // A suppressed WQE that succeeds produces no CQE; errors always do (spec §4.9).
+    if (r.type != hw::kCqeTxOkay || !hw::TxShortOob::SuppressCqe::get(dw0)) complete_tx(sq, w, r);
+  }
+  return n;
+}
+
+CqeStatus DeviceImpl::check_and_send(Sq& sq, const WqeView& w) {
+  using S = hw::TxShortOob;
+  Port& port = *sq.port;
+  PortFaults& faults = port.faults;
+  if (faults.tx_error_count != 0) {
+    --faults.tx_error_count;
+    return {faults.tx_error_type};
+  }
+  if (w.oob_bytes != hw::kShortOobSize && w.oob_bytes != hw::kLongOobSize) return kInvalidOob;
+  hw::TxOob oob{};
+  std::memcpy(&oob, w.oob, w.oob_bytes);
+  const bool long_oob = w.oob_bytes == hw::kLongOobSize;
+  if (S::Format::get(oob.s.dw0) !=
+      static_cast<uint32_t>(long_oob ? hw::PacketFormat::kLong : hw::PacketFormat::kShort))
+    return kInvalidOob;
+  if (w.num_sge > config_.limits.max_send_sge || w.num_sge > hw::kMaxTxSge) return kInvalidOob;
+  if (S::VcqNumber::get(oob.s.dw0) != sq.cq->id ||
+      S::VsqFrame::get(oob.s.dw1) != hw::vsq_frame_of(sq.id))
+    return kInvalidOob;
+  if (S::VportOffset::get(oob.s.dw1) != port.vp_offset) return {hw::kCqeTxVportIdxOutOfRange};
+
+  hw::Sge sges[hw::kMaxTxSge];
+  read_sgl(sq, w, sges, w.num_sge ? w.num_sge : 1);
+  const bool keys_invalid = faults.tx_bad_lkey_count != 0;
+  if (keys_invalid) --faults.tx_bad_lkey_count;
+  switch (check_sgl(mr_table_, sq.pd_id, sges, w.num_sge, false, keys_invalid)) {
+    case SglStatus::kOk:
+      break;
+    case SglStatus::kBadDummy:
+      return kInvalidOob;
+    default:
+      return {hw::kCqeTxInvalidOob, hw::kVendorErrAddrRange};
+  }
+
+  const uint32_t mtu_frame = config_.limits.mtu + kEthHeaderLen;
+  const uint64_t total = sgl_bytes(sges, w.num_sge);
+  if (total > mtu_frame + kVlanTagLen) return {hw::kCqeTxMtuDrop};
+  uint8_t* frame = tx_frame_.data();
+  uint32_t len = 0;
+  for (uint32_t i = 0; i < w.num_sge; ++i) {
+    std::memcpy(frame + len, reinterpret_cast<const void*>(sges[i].address), sges[i].size);
+    len += sges[i].size;
+  }
+  if (len < kEthHeaderLen) return {hw::kCqeTxHdrProcessingError};
+  if (config_.anti_spoof && std::memcmp(frame + 6, port.mac.data(), 6) != 0)
+    return {hw::kCqeTxSaDrop};
+  if (long_oob && hw::TxLongOob::InjectVlan::get(oob.l.dw2)) {
+    if (has_vlan_tag(frame)) return {hw::kCqeTxVlanTaggingViolation};
+    len = insert_vlan_tag(frame, len, vlan_tci(oob.l));
+  }
+  if (len > mtu_frame + (has_vlan_tag(frame) ? kVlanTagLen : 0)) return {hw::kCqeTxMtuDrop};
+
+  const TxChecksumRequest csum{S::IpCsum::get(oob.s.dw0) != 0, S::TcpCsum::get(oob.s.dw0) != 0,
+                               S::UdpCsum::get(oob.s.dw0) != 0};
+  if (csum.ipv4_header || csum.tcp || csum.udp) {
+    FrameInfo info;
+    if (parse_frame(frame, len, &info)) complete_tx_checksums(frame, info, csum);
+  }
+  if (port.wire->transmit(frame, len))
+    ++port.counters.tx_frames;
+  else
+    ++port.counters.tx_wire_drops;
+  ++sq.counters.packets;
+  sq.counters.bytes += len;
+  return kTxOk;
+}
+
+void DeviceImpl::complete_tx(Sq& sq, const WqeView& w, CqeStatus status) {
+  hw::Cqe cqe{};
+  cqe.dw[0] = cqe_header(status);
+  cqe.dw[hw::Cqe::kTxWqeOffsetDword] = hw::Cqe::TxWqeOffset::set(0, w.offset_bu);
+  cq_post(*sq.cq, cqe, sq.id, true);
+  ++sq.counters.cqes;
+  if (status.type != hw::kCqeTxOkay) ++sq.counters.error_cqes;
+}
+
+}  // namespace mana::emu

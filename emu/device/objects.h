@@ -1,0 +1,127 @@
+// The device model's objects (what mana_ib and the NIC keep per context, PD, MR, queue and port).
+// Owned by DeviceImpl; every field is accessed under the device lock (control calls and `poll`).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "device/device.h"
+#include "device/rss_hasher.h"
+#include "mana/gdma_format.h"
+
+namespace mana::emu {
+
+struct Port;
+struct RssQp;
+
+struct Context {
+  uint32_t id = 0;
+  volatile uint64_t* page = nullptr;
+  std::array<uint64_t, 3> last_sampled{};  // SQ, RQ, CQ slots as last seen in poll mode
+  uint32_t users = 0;                      // PDs, CQs, WQs, QPs created in it
+};
+
+struct Pd {
+  uint32_t id = 0;
+  uint32_t context_id = 0;
+  uint32_t users = 0;  // MRs, WQs, QPs
+};
+
+struct Mr {
+  uint32_t lkey = 0;
+  uint32_t pd_id = 0;
+  uint64_t addr = 0;
+  uint64_t len = 0;
+  uint32_t access = 0;
+};
+
+enum class QueueKind : uint8_t { kSq, kRq, kCq };
+
+struct QueueBase {
+  explicit QueueBase(QueueKind k) : kind(k) {}
+  QueueKind kind;
+  uint32_t context_id = 0;
+  uint32_t id = 0;    // hardware id; 0 while not instantiated
+  bool dead = false;  // hot-removed: never completes again
+};
+
+struct Cq : QueueBase {
+  Cq() : QueueBase(QueueKind::kCq) {}
+  uint32_t handle = 0;
+  hw::Cqe* ring = nullptr;
+  uint32_t count = 0;
+  int event_fd = -1;
+  uint32_t users = 0;  // WQs and SQs attached to it
+  // Producer position of the next CQE: slot, owner bits, index in the 8·count doorbell space.
+  uint32_t slot = 0;
+  uint32_t owner = 1;
+  uint32_t index8 = 0;
+  bool armed = false;
+};
+
+// Positions on an SQ/RQ are 27-bit BU offsets (spec §4.1).
+inline constexpr uint32_t kBuMask = (1u << 27) - 1;
+
+struct WorkQueue : QueueBase {
+  using QueueBase::QueueBase;
+  uint8_t* ring = nullptr;
+  uint32_t size = 0;  // bytes, power of two
+  uint32_t consumed_bu = 0;
+  uint32_t tail_bu = 0;  // from the last doorbell
+  Cq* cq = nullptr;
+  uint32_t pd_id = 0;
+  Port* port = nullptr;
+  QueueCounters counters;
+  uint32_t pending_bu() const { return (tail_bu - consumed_bu) & kBuMask; }
+  uint32_t size_bu() const { return size / hw::kBasicUnit; }
+};
+
+struct Sq : WorkQueue {
+  Sq() : WorkQueue(QueueKind::kSq) {}
+  uint32_t qp_handle = 0;
+};
+
+struct Rq : WorkQueue {
+  Rq() : WorkQueue(QueueKind::kRq) {}
+  uint32_t handle = 0;
+  RssQp* rss = nullptr;  // the RSS QP that instantiated it
+  bool warned_wqe_cnt = false;
+  // CQE_RX_COALESCED_4 being filled (coalesced_count packets so far).
+  hw::Cqe coalesced{};
+  uint32_t coalesced_count = 0;
+};
+
+struct RssQp {
+  uint32_t handle = 0;
+  Port* port = nullptr;
+  uint32_t pd_id = 0;
+  uint32_t context_id = 0;
+  std::vector<Rq*> rqs;  // distinct RQs of the table
+  std::unique_ptr<RssHasher> hasher;
+};
+
+struct PortFaults {
+  uint32_t tx_error_count = 0, tx_error_type = 0;
+  uint32_t rx_error_count = 0, rx_error_type = 0;
+  uint32_t tx_bad_lkey_count = 0, rx_bad_lkey_count = 0;
+};
+
+struct Port {
+  uint32_t index = 0;
+  std::array<uint8_t, 6> mac{};
+  bool netdev_up = false;
+  WireEndpoint* wire = nullptr;
+  uint32_t vp_offset = 0;
+  uint32_t vport_pd = 0;  // PD owning the vPort, 0 when free
+  uint32_t vport_users = 0;
+  std::vector<Sq*> sqs;
+  RssQp* rss = nullptr;
+  std::array<Rq*, hw::kRssTableSize> steering{};  // entry i = ind_tbl[i mod 2^log]
+  Rq* default_rq = nullptr;                       // non-IP frames: the table's last WQ
+  PortCounters counters;
+  PortFaults faults;
+};
+
+}  // namespace mana::emu

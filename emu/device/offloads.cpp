@@ -1,0 +1,91 @@
+#include "device/offloads.h"
+
+#include <cstring>
+
+#include "mana/gdma_format.h"
+#include "mana/inet_checksum.h"
+
+namespace mana::emu {
+
+namespace {
+
+constexpr uint8_t kProtoTcp = 6;
+constexpr uint8_t kProtoUdp = 17;
+constexpr uint32_t kIpv4ChecksumOffset = 10;
+constexpr uint32_t kTcpChecksumOffset = 16;
+constexpr uint32_t kUdpChecksumOffset = 6;
+
+void store_be16(uint8_t* p, uint16_t v) {
+  p[0] = static_cast<uint8_t>(v >> 8);
+  p[1] = static_cast<uint8_t>(v);
+}
+
+uint32_t ipv4_ihl_bytes(const uint8_t* ip) { return (ip[0] & 0xFu) * 4; }
+
+uint32_t pseudo_sum(const uint8_t* frame, const FrameInfo& info) {
+  const uint8_t* ip = frame + info.l3_offset;
+  return info.l3 == FrameInfo::L3::kIpv4 ? ipv4_pseudo_sum(ip, info.l4_proto, info.l4_len)
+                                         : ipv6_pseudo_sum(ip, info.l4_proto, info.l4_len);
+}
+
+bool has_l4(const FrameInfo& info, uint8_t proto, uint32_t min_len) {
+  return info.l3 != FrameInfo::L3::kNone && !info.fragment && info.l4_offset != 0 &&
+         info.l4_proto == proto && info.l4_len >= min_len;
+}
+
+}  // namespace
+
+uint32_t insert_vlan_tag(uint8_t* frame, uint32_t len, uint16_t tci) {
+  std::memmove(frame + 12 + kVlanTagLen, frame + 12, len - 12);
+  store_be16(frame + 12, kEtherTypeVlan);
+  store_be16(frame + 14, tci);
+  return len + kVlanTagLen;
+}
+
+uint16_t strip_vlan_tag(uint8_t** frame, uint32_t* len) {
+  uint8_t* f = *frame;
+  const uint16_t tci = static_cast<uint16_t>((f[14] << 8) | f[15]);
+  std::memmove(f + kVlanTagLen, f, 12);
+  *frame = f + kVlanTagLen;
+  *len -= kVlanTagLen;
+  return tci;
+}
+
+void complete_tx_checksums(uint8_t* frame, const FrameInfo& info, TxChecksumRequest request) {
+  if (request.ipv4_header && info.l3 == FrameInfo::L3::kIpv4 && info.ipv4_header_ok) {
+    uint8_t* ip = frame + info.l3_offset;
+    store_be16(ip + kIpv4ChecksumOffset, ipv4_header_checksum(ip, ipv4_ihl_bytes(ip)));
+  }
+  const bool tcp = request.tcp && has_l4(info, kProtoTcp, 20);
+  const bool udp = request.udp && has_l4(info, kProtoUdp, 8);
+  if (!tcp && !udp) return;
+  // The field holds the driver's pseudo-header sum: summing the whole L4 segment completes it.
+  uint8_t* l4 = frame + info.l4_offset;
+  uint16_t sum = csum_finish(csum_add(0, l4, info.l4_len));
+  if (udp && sum == 0) sum = 0xFFFF;  // 0 means "no checksum" for UDP
+  store_be16(l4 + (tcp ? kTcpChecksumOffset : kUdpChecksumOffset), sum);
+}
+
+uint32_t rx_checksum_flags(const uint8_t* frame, const FrameInfo& info) {
+  using hw::Cqe;
+  uint32_t dw1 = 0;
+  if (info.l3 == FrameInfo::L3::kIpv4 && info.ipv4_header_ok) {
+    const uint8_t* ip = frame + info.l3_offset;
+    const bool ok = csum_finish(csum_add(0, ip, ipv4_ihl_bytes(ip))) == 0;
+    dw1 = ok ? Cqe::RxIpCsumOk::set(dw1, 1) : Cqe::RxIpCsumFail::set(dw1, 1);
+  }
+  const bool tcp = has_l4(info, kProtoTcp, 20);
+  const bool udp = has_l4(info, kProtoUdp, 8);
+  if (!tcp && !udp) return dw1;
+  const uint8_t* l4 = frame + info.l4_offset;
+  if (udp && info.l3 == FrameInfo::L3::kIpv4 && l4[6] == 0 && l4[7] == 0)
+    return dw1;  // IPv4 UDP without a checksum: nothing to verify
+  const bool ok = csum_finish(csum_add(pseudo_sum(frame, info), l4, info.l4_len)) == 0;
+  if (tcp)
+    dw1 = ok ? Cqe::RxTcpCsumOk::set(dw1, 1) : Cqe::RxTcpCsumFail::set(dw1, 1);
+  else
+    dw1 = ok ? Cqe::RxUdpCsumOk::set(dw1, 1) : Cqe::RxUdpCsumFail::set(dw1, 1);
+  return dw1;
+}
+
+}  // namespace mana::emu
