@@ -1,0 +1,274 @@
+// The trap against real compiled stores (-O0 and -O2), its registration API, and death tests that
+// faults which are not doorbell stores still crash.
+#include "doorbell/trap.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "doorbell_memory.h"
+#include "real_stores.h"
+
+namespace mana::emu::doorbell::testing {
+namespace {
+
+constexpr uint32_t kContext = 77;
+uint64_t Pattern(unsigned index) { return 0xC0DE000000000000ull | index; }
+
+class RealStoreTrap : public ::testing::TestWithParam<const RealStores*> {
+ protected:
+  void SetUp() override {
+    view_ = memory_.map(true);
+    ASSERT_NE(view_.fifo, nullptr);
+    for (unsigned i = 0; i < kTrapPageSize / 8; ++i) view_.writable[i] = Pattern(i);
+    ASSERT_EQ(trap_register(page(), kContext, view_.fifo), 0);
+  }
+  void TearDown() override {
+    EXPECT_EQ(trap_unregister(page()), 0);
+    // No store landed: the trapped page only ever faulted.
+    for (unsigned i = 0; i < kTrapPageSize / 8; ++i) {
+      ASSERT_EQ(view_.trapped[i], Pattern(i)) << "word " << i;
+    }
+    memory_.unmap(view_);
+  }
+  void* page() const { return const_cast<uint64_t*>(view_.trapped); }
+  char* at(uint32_t offset) const { return static_cast<char*>(page()) + offset; }
+  template <typename T>
+  T* as(uint32_t offset) const {
+    return reinterpret_cast<T*>(at(offset));
+  }
+  // The FIFO holds exactly one record: this one.
+  void ExpectDoorbell(uint32_t offset, uint64_t value, const char* what) {
+    SCOPED_TRACE(what);
+    DoorbellRecord r;
+    ASSERT_TRUE(view_.fifo->pop(r));
+    EXPECT_EQ(r.context_id, kContext);
+    EXPECT_EQ(r.offset, offset);
+    EXPECT_EQ(r.value, value);
+    EXPECT_FALSE(view_.fifo->pop(r));
+  }
+  const RealStores& stores() const { return *GetParam(); }
+
+  DoorbellMemory memory_{64};
+  DoorbellMemory::View view_;
+};
+
+TEST_P(RealStoreTrap, VolatileWritesOfEveryWidth) {
+  stores().write64(at(0x000), 0x12345678FF000001ull);
+  ExpectDoorbell(0x000, 0x12345678FF000001ull, "write64");
+  stores().write32(at(0x010), 0x80012345u);
+  ExpectDoorbell(0x010, 0x80012345u, "write32");
+  stores().write16(at(0x412), 0xBEEF);
+  ExpectDoorbell(0x412, 0xBEEF, "write16");
+  stores().write8(at(0x817), 0x5A);
+  ExpectDoorbell(0x817, 0x5A, "write8");
+}
+
+TEST_P(RealStoreTrap, ConstantsAndIndexedWrites) {
+  stores().write64_indexed(as<uint64_t>(0), 0x800 / 8, 0xFFFFFFFF00123456ull);
+  ExpectDoorbell(0x800, 0xFFFFFFFF00123456ull, "write64_indexed");
+  stores().write64_small_constant(at(0x400));
+  ExpectDoorbell(0x400, 0x12345678, "write64_small_constant");
+  stores().write64_large_constant(at(0x800));
+  ExpectDoorbell(0x800, 0xFFFFFFFF00123456ull, "write64_large_constant");
+  stores().write32_constant(at(0x810));
+  ExpectDoorbell(0x810, 0x80012345u, "write32_constant");
+}
+
+TEST_P(RealStoreTrap, AtomicStoresAndExchange) {
+  stores().atomic_relaxed(as<uint64_t>(0x000), 0x0000002000000005ull);
+  ExpectDoorbell(0x000, 0x0000002000000005ull, "relaxed");
+  stores().atomic_release(as<uint64_t>(0x400), 0x0000004000000006ull);
+  ExpectDoorbell(0x400, 0x0000004000000006ull, "release");
+  stores().atomic_seq_cst(as<uint64_t>(0x800), 0x8000000100000007ull);
+  ExpectDoorbell(0x800, 0x8000000100000007ull, "seq_cst");
+  // The exchange returns what the page holds (it never changes in trap mode).
+  EXPECT_EQ(stores().atomic_exchange(as<uint64_t>(0x0C0), 0x1122334455667788ull),
+            Pattern(0x0C0 / 8));
+  ExpectDoorbell(0x0C0, 0x1122334455667788ull, "exchange");
+}
+
+TEST_P(RealStoreTrap, SseStores) {
+  const __m128i integers = _mm_set_epi64x(0x0BADC0DE0BADC0DEll, 0x0000006000000009ll);
+  const __m128d doubles = _mm_set_pd(2.5, -1.25);
+  uint64_t low_double, high_double;
+  const double low = -1.25, high = 2.5;
+  std::memcpy(&low_double, &low, 8);
+  std::memcpy(&high_double, &high, 8);
+
+  stores().sse_storel_epi64(at(0x000), integers);
+  ExpectDoorbell(0x000, 0x0000006000000009ull, "_mm_storel_epi64");
+  stores().sse_storeu_si32(at(0x010), integers);
+  ExpectDoorbell(0x010, 0x00000009u, "_mm_storeu_si32");
+  stores().sse_stream_si64(as<long long>(0x400), 0x0000008000000003ll);
+  ExpectDoorbell(0x400, 0x0000008000000003ull, "_mm_stream_si64");
+  stores().sse_stream_si32(as<int>(0x410), 0x12345);
+  ExpectDoorbell(0x410, 0x12345u, "_mm_stream_si32");
+  stores().sse_store_sd(as<double>(0x800), doubles);
+  ExpectDoorbell(0x800, low_double, "_mm_store_sd");
+  stores().sse_storel_pd(as<double>(0x808), doubles);
+  ExpectDoorbell(0x808, low_double, "_mm_storel_pd");
+  stores().sse_storeh_pd(as<double>(0x810), doubles);
+  ExpectDoorbell(0x810, high_double, "_mm_storeh_pd");
+}
+
+TEST_P(RealStoreTrap, AvxStores) {
+  if (!__builtin_cpu_supports("avx")) GTEST_SKIP() << "no AVX on this CPU";
+  const __m128i integers = _mm_set_epi64x(1, 0x000000A00000000Bll);
+  const double value = 3.75;
+  uint64_t bits;
+  std::memcpy(&bits, &value, 8);
+  stores().avx_storel_epi64(at(0x000), integers);
+  ExpectDoorbell(0x000, 0x000000A00000000Bull, "vmovq");
+  stores().avx_store_sd(as<double>(0x400), _mm_set_sd(value));
+  ExpectDoorbell(0x400, bits, "vmovsd");
+}
+
+TEST_P(RealStoreTrap, RipRelativeStoresIntoAStaticPage) {
+  void* page = const_cast<uint64_t*>(stores().static_page);
+  ASSERT_EQ(mprotect(page, kTrapPageSize, PROT_READ), 0);
+  ASSERT_EQ(trap_register(page, kContext, view_.fifo), 0);
+  stores().static_page_write(0x0000010000000042ull);
+  ExpectDoorbell(0x101 * 8, 0x0000010000000042ull, "static_page_write");
+  stores().static_page_write_constant();
+  ExpectDoorbell(0x100 * 8, 0x12345678, "static_page_write_constant");
+  EXPECT_EQ(trap_unregister(page), 0);
+  ASSERT_EQ(mprotect(page, kTrapPageSize, PROT_READ | PROT_WRITE), 0);
+  EXPECT_EQ(stores().static_page[0x101], 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Compiled, RealStoreTrap, ::testing::Values(&kRealStoresO0, &kRealStoresO2),
+                         [](const auto& info) { return std::string(info.param->optimization); });
+
+// ---- registration ------------------------------------------------------------------------------
+
+TEST(TrapRegistration, RejectsBadArgumentsAndDuplicates) {
+  DoorbellMemory memory(8);
+  DoorbellMemory::View view = memory.map(true);
+  ASSERT_NE(view.fifo, nullptr);
+  void* page = const_cast<uint64_t*>(view.trapped);
+  EXPECT_EQ(trap_register(nullptr, 1, view.fifo), EINVAL);
+  EXPECT_EQ(trap_register(static_cast<char*>(page) + 8, 1, view.fifo), EINVAL);
+  EXPECT_EQ(trap_register(page, 1, nullptr), EINVAL);
+  EXPECT_EQ(trap_register(page, 1, view.fifo), 0);
+  EXPECT_EQ(trap_register(page, 2, view.fifo), EEXIST);
+  EXPECT_EQ(trap_unregister(page), 0);
+  EXPECT_EQ(trap_unregister(page), ENOENT);
+  memory.unmap(view);
+}
+
+TEST(TrapRegistration, HoldsAtMostTheTableSizeAndFreesSlots) {
+  DoorbellMemory memory(8);
+  DoorbellMemory::View view = memory.map(true);
+  ASSERT_NE(view.fifo, nullptr);
+  // Addresses only: registration does not touch the page.
+  auto fake_page = [](size_t i) {
+    return reinterpret_cast<void*>((0x100000ull + i) * kTrapPageSize);
+  };
+  size_t registered = 0;
+  while (registered <= kMaxTrappedPages &&
+         trap_register(fake_page(registered), 1, view.fifo) == 0) {
+    ++registered;
+  }
+  EXPECT_EQ(registered, kMaxTrappedPages);  // no other test keeps a page registered
+  EXPECT_EQ(trap_register(fake_page(registered), 1, view.fifo), ENOSPC);
+  EXPECT_EQ(trap_unregister(fake_page(7)), 0);
+  EXPECT_EQ(trap_register(fake_page(registered), 1, view.fifo), 0);  // the freed slot
+  EXPECT_EQ(trap_unregister(fake_page(registered)), 0);
+  for (size_t i = 0; i < registered; ++i) {
+    if (i != 7) {
+      EXPECT_EQ(trap_unregister(fake_page(i)), 0);
+    }
+  }
+  memory.unmap(view);
+}
+
+// ---- faults that are not doorbell stores -------------------------------------------------------
+
+class TrapDeathTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    view_ = memory_.map(true);
+    ASSERT_NE(view_.fifo, nullptr);
+    ASSERT_EQ(trap_register(page(), kContext, view_.fifo), 0);
+  }
+  void TearDown() override {
+    trap_unregister(page());
+    memory_.unmap(view_);
+  }
+  void* page() const { return const_cast<uint64_t*>(view_.trapped); }
+
+  DoorbellMemory memory_{8};
+  DoorbellMemory::View view_;
+};
+
+void StoreTo(void* addr) { *static_cast<volatile uint64_t*>(addr) = 1; }
+
+TEST_F(TrapDeathTest, StoreToAnotherReadOnlyPageStillKills) {
+  void* other = mmap(nullptr, kTrapPageSize, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(other, MAP_FAILED);
+  EXPECT_EXIT(StoreTo(other), ::testing::KilledBySignal(SIGSEGV), "");
+  munmap(other, kTrapPageSize);
+}
+
+TEST_F(TrapDeathTest, NullDereferenceStillKills) {
+  volatile uintptr_t near_null = 16;  // hidden from the compiler's bounds checks
+  EXPECT_EXIT(StoreTo(reinterpret_cast<void*>(near_null)), ::testing::KilledBySignal(SIGSEGV), "");
+}
+
+TEST_F(TrapDeathTest, SentSigsegvStillKills) {
+  EXPECT_EXIT(raise(SIGSEGV), ::testing::KilledBySignal(SIGSEGV), "");
+}
+
+TEST_F(TrapDeathTest, StoreAfterUnregisterKills) {
+  ASSERT_EQ(trap_unregister(page()), 0);
+  EXPECT_EXIT(StoreTo(page()), ::testing::KilledBySignal(SIGSEGV), "");
+}
+
+TEST_F(TrapDeathTest, UndecodableStoreAbortsNamingTheBytes) {
+  auto locked_add = [](void* addr) {
+    uint64_t v = 1;
+    asm volatile("lock xaddq %0, (%1)" : "+a"(v) : "D"(addr) : "memory");  // f0 48 0f c1 07
+  };
+  EXPECT_DEATH(locked_add(page()),
+               "mana-emu doorbell trap: cannot decode the store into a doorbell page at rip "
+               "0x[0-9a-f]+: bytes f0 48 0f c1 07");
+}
+
+// Runs in a re-executed child (threadsafe style) so that this handler is installed before the
+// trap's, as ASan's or a crash reporter's would be.
+void PreviousHandler(int, siginfo_t* info, void*) {
+  static const char kMessage[] = "previous handler ran\n";
+  (void)!write(STDERR_FILENO, kMessage, sizeof kMessage - 1);
+  _exit(info->si_code == SEGV_ACCERR ? 42 : 43);
+}
+
+void InstallHandlerThenTrapThenFault() {
+  struct sigaction action = {};
+  action.sa_sigaction = PreviousHandler;
+  action.sa_flags = SA_SIGINFO;
+  sigemptyset(&action.sa_mask);
+  if (sigaction(SIGSEGV, &action, nullptr) != 0) _exit(2);
+  DoorbellMemory memory(8);
+  DoorbellMemory::View view = memory.map(true);
+  void* page = const_cast<uint64_t*>(view.trapped);
+  if (view.fifo == nullptr || trap_register(page, 5, view.fifo) != 0) _exit(3);
+  StoreTo(page);  // trapped
+  DoorbellRecord r;
+  if (!view.fifo->pop(r) || r.context_id != 5 || r.value != 1) _exit(4);
+  void* other = mmap(nullptr, kTrapPageSize, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  StoreTo(other);  // not a doorbell page: goes to PreviousHandler
+  _exit(5);
+}
+
+TEST(TrapChainDeathTest, FaultsThatAreNotOursReachThePreviousHandler) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(InstallHandlerThenTrapThenFault(), ::testing::ExitedWithCode(42),
+              "previous handler ran");
+}
+
+}  // namespace
+}  // namespace mana::emu::doorbell::testing
