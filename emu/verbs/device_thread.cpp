@@ -1,0 +1,98 @@
+#include "verbs/device_thread.h"
+
+#include <time.h>
+
+#include <chrono>
+
+namespace mana::emu::verbs {
+
+namespace {
+// After this many empty passes the thread naps between passes, so that an idle emulator does not
+// keep a core busy (a latency trade-off, not a synchronisation).
+constexpr unsigned kBusyPasses = 2048;
+constexpr long kIdleNapNs = 20'000;
+}  // namespace
+
+void DeviceThread::add_device(Device* device) {
+  for (auto& slot : devices_) {
+    Device* expected = nullptr;
+    if (slot.compare_exchange_strong(expected, device)) break;
+  }
+  if (!thread_.joinable()) {
+    stop_.store(false);
+    thread_ = std::thread([this] { run(); });
+  }
+}
+
+bool DeviceThread::add_fifo(Device* device, doorbell::DoorbellFifo* fifo) {
+  for (auto& slot : fifos_) {
+    if (slot.fifo.load(std::memory_order_acquire) == nullptr) {
+      slot.device = device;
+      slot.fifo.store(fifo, std::memory_order_release);
+      return true;
+    }
+  }
+  return false;
+}
+
+void DeviceThread::remove_fifo(doorbell::DoorbellFifo* fifo) {
+  for (auto& slot : fifos_) {
+    if (slot.fifo.load(std::memory_order_acquire) == fifo) {
+      wait_for_pass();  // pending records reach the device first
+      slot.fifo.store(nullptr, std::memory_order_release);
+    }
+  }
+  wait_for_pass();  // a pass that began before the removal has ended
+}
+
+void DeviceThread::wait_for_pass() {
+  if (!thread_.joinable()) return;
+  // Two completed passes after now: the one in progress may have started before our change.
+  const uint64_t target = passes_.load(std::memory_order_acquire) + 2;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (passes_.load(std::memory_order_acquire) < target &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::yield();
+  }
+}
+
+void DeviceThread::stop() {
+  if (!thread_.joinable()) return;
+  stop_.store(true);
+  thread_.join();
+}
+
+unsigned DeviceThread::drain_fifos() {
+  unsigned work = 0;
+  for (auto& slot : fifos_) {
+    doorbell::DoorbellFifo* fifo = slot.fifo.load(std::memory_order_acquire);
+    if (fifo == nullptr) continue;
+    doorbell::DoorbellRecord record;
+    while (fifo->pop(record)) {
+      slot.device->ring(record.context_id, record.offset, record.value);
+      ++work;
+    }
+  }
+  return work;
+}
+
+void DeviceThread::run() {
+  unsigned idle = 0;
+  while (!stop_.load(std::memory_order_relaxed)) {
+    unsigned work = drain_fifos();
+    for (auto& slot : devices_) {
+      Device* device = slot.load(std::memory_order_acquire);
+      if (device == nullptr) break;
+      work += device->poll();
+    }
+    passes_.fetch_add(1, std::memory_order_release);
+    if (work != 0) {
+      idle = 0;
+    } else if (++idle > kBusyPasses) {
+      timespec nap{0, kIdleNapNs};
+      nanosleep(&nap, nullptr);
+    }
+  }
+}
+
+}  // namespace mana::emu::verbs

@@ -1,0 +1,43 @@
+// The device thread of a process: runs every owned Device's data path (`poll`) and, in trap mode,
+// drains the doorbell FIFOs of the contexts into `Device::ring`. Lock-free tables so the loop never
+// blocks on the control path.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <thread>
+
+#include "device/device.h"
+#include "doorbell/doorbell_fifo.h"
+
+namespace mana::emu::verbs {
+
+class DeviceThread {
+ public:
+  static constexpr unsigned kMaxDevices = 64;
+  static constexpr unsigned kMaxFifos = 256;
+
+  // Control path (callers serialise): starts the thread with the first device.
+  void add_device(Device* device);
+  bool add_fifo(Device* device, doorbell::DoorbellFifo* fifo);
+  // Returns once the thread has drained the FIFO and will not touch it again.
+  void remove_fifo(doorbell::DoorbellFifo* fifo);
+  void stop();
+
+ private:
+  struct FifoSlot {
+    std::atomic<doorbell::DoorbellFifo*> fifo{nullptr};
+    Device* device = nullptr;
+  };
+  void run();
+  unsigned drain_fifos();
+  void wait_for_pass();
+
+  std::atomic<Device*> devices_[kMaxDevices] = {};
+  FifoSlot fifos_[kMaxFifos];
+  std::atomic<uint64_t> passes_{0};
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+}  // namespace mana::emu::verbs

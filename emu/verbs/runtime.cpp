@@ -1,0 +1,179 @@
+#include "verbs/runtime.h"
+
+#include "config/sysfs_tree.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace mana::emu::verbs {
+
+namespace {
+
+void copy_name(char* dst, size_t cap, const std::string& src) {
+  snprintf(dst, cap, "%s", src.c_str());
+}
+
+EmuDevice* make_device(const EmuConfig& config, const IbDeviceInfo& info, unsigned uverbs) {
+  auto* dev = new EmuDevice();
+  dev->ibv.node_type = IBV_NODE_CA;
+  dev->ibv.transport_type = IBV_TRANSPORT_IB;
+  copy_name(dev->ibv.name, sizeof(dev->ibv.name), info.name);
+  copy_name(dev->ibv.dev_name, sizeof(dev->ibv.dev_name), "uverbs" + std::to_string(uverbs));
+  copy_name(dev->ibv.dev_path, sizeof(dev->ibv.dev_path), uverbs_dir(config.root, uverbs));
+  copy_name(dev->ibv.ibdev_path, sizeof(dev->ibv.ibdev_path),
+            ib_device_dir(config.root, info.name));
+  dev->vf = info.vf;
+  dev->rnic = info.kind == IbDeviceInfo::kRnic;
+  dev->vendor_part_id = info.vendor_part_id;
+  dev->port_count = dev->rnic ? 1 : static_cast<uint32_t>(config.vfs[info.vf].ports.size());
+  dev->raw_packet_caps = info.kind == IbDeviceInfo::kEthernet ? IBV_RAW_PACKET_CAP_IP_CSUM : 0;
+  return dev;
+}
+
+std::atomic<Runtime*> g_built{nullptr};  // for the exit-time destructor: never builds one
+
+}  // namespace
+
+Runtime* Runtime::get() {
+  // Built once and never destroyed: other libraries' destructors may still call into us at exit.
+  static Runtime* runtime = []() -> Runtime* {
+    const char* path = getenv("MANA_EMU_CONFIG");
+    if (path == nullptr || *path == '\0') return nullptr;
+    auto* r = new Runtime();
+    if (!r->load(path)) {
+      delete r;
+      return nullptr;
+    }
+    g_built.store(r);
+    return r;
+  }();
+  return runtime;
+}
+
+bool Runtime::load(const char* path) {
+  std::string error;
+  if (!load_config(path, &config_, &error)) {
+    fprintf(stderr, "mana-emu: %s: %s (emulation off)\n", path, error.c_str());
+    return false;
+  }
+  for (unsigned i = 0; i < config_.vfs.size(); ++i) {
+    auto vf = std::make_unique<VfRuntime>();
+    vf->index = i;
+    vf->config = config_.vfs[i];
+    vf->pci_sysfs = pci_device_dir(config_, i);
+    vfs_.push_back(std::move(vf));
+  }
+  unsigned uverbs = 0;
+  for (const IbDeviceInfo& info : ib_devices(config_))
+    devices_.push_back(make_device(config_, info, uverbs++));
+  return true;
+}
+
+bool Runtime::admit_queue(const char* what, uint32_t live) const {
+  if (live == 0 || !poll_doorbells()) return true;
+  fprintf(stderr,
+          "mana-emu: a second %s on one verbs context is refused with --doorbell poll: its "
+          "doorbells would share one slot of the doorbell page and be lost; use --doorbell trap\n",
+          what);
+  return false;
+}
+
+bool Runtime::vf_listed(unsigned vf) const {
+  return access(vfs_[vf]->pci_sysfs.c_str(), F_OK) == 0;
+}
+
+int Runtime::acquire_device(VfRuntime& vf, Device** out) {
+  if (!vf.device) {
+    // One process runs a VF's device model: the first to open one of its contexts.
+    const std::string lock_path = config_.root + "/vf" + std::to_string(vf.index) + ".owner";
+    int fd = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) return errno;
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      fprintf(stderr,
+              "mana-emu: VF %s is run by another process (only one process opens its "
+              "contexts)\n",
+              vf.config.pci_addr.c_str());
+      close(fd);
+      return EBUSY;
+    }
+    std::unique_ptr<Device> device = Device::create(vf.config);
+    if (!device) {
+      close(fd);
+      return ENODEV;
+    }
+    device->set_poll_doorbells(poll_doorbells());
+    vf.owner_lock_fd = fd;
+    vf.device = std::move(device);
+    thread_.add_device(vf.device.get());
+    if (!config_.control.empty()) start_control(vf.index, vf.device.get());
+  }
+  *out = vf.device.get();
+  return 0;
+}
+
+void Runtime::context_opened(EmuContext* ctx) { ctx->vf->contexts.push_back(ctx); }
+
+void Runtime::context_closed(EmuContext* ctx) {
+  auto& list = ctx->vf->contexts;
+  for (auto it = list.begin(); it != list.end(); ++it) {
+    if (*it == ctx) {
+      list.erase(it);
+      break;
+    }
+  }
+}
+
+void Runtime::raise_device_fatal(unsigned index) {
+  std::lock_guard<std::mutex> guard(lock_);
+  if (index >= vfs_.size()) return;
+  for (EmuContext* ctx : vfs_[index]->contexts) {
+    ibv_async_event event{};
+    event.event_type = IBV_EVENT_DEVICE_FATAL;
+    push_async_event(ctx, event);
+  }
+}
+
+void Runtime::start_control(unsigned vf, Device* device) {
+  if (!control_) {
+    ControlHooks hooks;
+    hooks.presence_changed = [this](uint32_t index, bool present) {
+      if (!present) raise_device_fatal(index);
+    };
+    auto server = std::make_unique<ControlServer>(config_, std::move(hooks));
+    std::string error;
+    if (!server->start(config_.control, &error)) {
+      fprintf(stderr, "mana-emu: control channel %s: %s\n", config_.control.c_str(), error.c_str());
+      return;
+    }
+    control_ = std::move(server);
+  }
+  control_->add_vf(vf, device);
+}
+
+void Runtime::shutdown() {
+  if (control_) control_->stop();
+  thread_.stop();
+}
+
+void push_async_event(EmuContext* ctx, const ibv_async_event& event) {
+  std::lock_guard<std::mutex> guard(ctx->async_lock);
+  ctx->async_events.push_back(event);
+  const uint64_t one = 1;
+  (void)!write(ctx->vctx.context.async_fd, &one, sizeof(one));
+}
+
+namespace {
+// Stops the device thread before the process tears down the memory it reads.
+__attribute__((destructor)) void stop_device_thread() {
+  if (Runtime* r = g_built.load()) r->shutdown();
+}
+}  // namespace
+
+}  // namespace mana::emu::verbs

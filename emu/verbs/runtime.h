@@ -1,0 +1,78 @@
+// Process-wide emulator state: the config, the emulated ibv_devices, each VF's device model (owned
+// by the first process that opens one of its contexts) and the device thread. Control-path calls
+// hold `lock()`; the data path never takes it.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "control/control_server.h"
+#include "device/device.h"
+#include "verbs/device_thread.h"
+#include "verbs/objects.h"
+
+namespace mana::emu::verbs {
+
+struct VfRuntime {
+  unsigned index = 0;
+  VfConfig config;
+  std::string pci_sysfs;  // R/sys/bus/pci/devices/<bdf>; absent while hot-removed
+  std::unique_ptr<Device> device;
+  int owner_lock_fd = -1;
+  std::vector<EmuContext*> contexts;  // open contexts of this process
+};
+
+class Runtime {
+ public:
+  // nullptr when MANA_EMU_CONFIG is unset or unreadable: the library is passive then.
+  static Runtime* get();
+
+  std::mutex& lock() { return lock_; }
+  const EmuConfig& config() const { return config_; }
+  bool poll_doorbells() const { return config_.doorbell == EmuConfig::kPoll; }
+  // rdma-core 44's user-space 256-entry checks apply with the 6.2 limits profile.
+  bool rc44_limits() const { return config_.limits == EmuConfig::kLimits6_2; }
+
+  // Poll-mode doorbells: all SQs (all RQs) of a context share one slot of the doorbell page,
+  // which a sampling device follows only with a single writer. False (with one line on stderr
+  // naming the reason and the fix) when `live` queues of that kind already exist in poll mode.
+  bool admit_queue(const char* what, uint32_t live) const;
+
+  const std::vector<EmuDevice*>& devices() const { return devices_; }
+  bool vf_listed(unsigned vf) const;  // its sysfs entry exists (not hot-removed)
+  VfRuntime& vf(unsigned index) { return *vfs_[index]; }
+  unsigned vf_count() const { return static_cast<unsigned>(vfs_.size()); }
+
+  // Under lock(): the VF's device model, created with the device thread on first use; errno
+  // value on failure (EBUSY when another process runs this VF).
+  int acquire_device(VfRuntime& vf, Device** out);
+  void context_opened(EmuContext* ctx);
+  void context_closed(EmuContext* ctx);
+  DeviceThread& thread() { return thread_; }
+
+  // After a hot removal (the control channel has stopped the VF's queues and moved its sysfs
+  // entries): every open context of the VF gets IBV_EVENT_DEVICE_FATAL.
+  void raise_device_fatal(unsigned vf);
+
+  void shutdown();
+
+ private:
+  Runtime() = default;
+  bool load(const char* path);
+  void start_control(unsigned vf, Device* device);
+
+  std::mutex lock_;
+  EmuConfig config_;
+  std::vector<std::unique_ptr<VfRuntime>> vfs_;
+  std::vector<EmuDevice*> devices_;
+  DeviceThread thread_;
+  std::unique_ptr<ControlServer> control_;
+};
+
+// Queues an async event on a context and makes its async_fd readable.
+void push_async_event(EmuContext* ctx, const ibv_async_event& event);
+
+}  // namespace mana::emu::verbs
