@@ -1,6 +1,7 @@
 #include "doorbell/doorbell_fifo.h"
 
 #include <immintrin.h>
+#include <sched.h>
 
 #include <new>
 
@@ -10,6 +11,17 @@ namespace {
 constexpr uint64_t kMagic = 0x4d414e4144424649ull;  // "MANADBFI"
 
 bool power_of_two_at_least_2(uint32_t n) { return n >= 2 && (n & (n - 1)) == 0; }
+
+// Full ring (the exceptional path): spin briefly, then give the CPU away so that a consumer
+// sharing the core can run. sched_yield is async-signal-safe.
+void wait_for_room(uint32_t spins) {
+  constexpr uint32_t kSpinsBeforeYield = 256;
+  if (spins < kSpinsBeforeYield) {
+    _mm_pause();
+  } else {
+    sched_yield();
+  }
+}
 
 }  // namespace
 
@@ -43,6 +55,7 @@ DoorbellFifo* DoorbellFifo::attach(void* mem) {
 void DoorbellFifo::push(const DoorbellRecord& record) noexcept {
   uint64_t position = enqueue_position_.load(std::memory_order_relaxed);
   Cell* cell;
+  uint32_t full_spins = 0;
   for (;;) {
     cell = &cells()[position & mask_];
     const uint64_t sequence = cell->sequence.load(std::memory_order_acquire);
@@ -54,7 +67,7 @@ void DoorbellFifo::push(const DoorbellRecord& record) noexcept {
       }
       continue;  // `position` was reloaded by the failed exchange
     }
-    if (lag < 0) _mm_pause();  // full: the consumer has not freed this cell yet
+    if (lag < 0) wait_for_room(full_spins++);  // the consumer has not freed this cell yet
     position = enqueue_position_.load(std::memory_order_relaxed);
   }
   cell->record = record;

@@ -3,9 +3,9 @@
 // Producers are the trap's SIGSEGV handler in any thread of any process that maps the memory;
 // the consumer is the device thread. A bounded ring of sequence-numbered cells (Vyukov's bounded
 // MPMC queue with a single consumer): push uses atomics only, so it is lock-free and
-// async-signal-safe, and it never drops: when the ring is full it spins until the consumer makes
-// room. Only address-free lock-free atomics live in the memory, so every process can map it at
-// any address.
+// async-signal-safe, and it never drops: when the ring is full it spins (pause, then sched_yield)
+// until the consumer makes room. Only address-free lock-free atomics live in the memory, so every
+// process can map it at any address.
 #pragma once
 
 #include <atomic>

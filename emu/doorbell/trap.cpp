@@ -113,7 +113,9 @@ int install_handler_once() {
     action.sa_sigaction = on_sigsegv;
     action.sa_flags = SA_SIGINFO | SA_ONSTACK;
     sigemptyset(&action.sa_mask);
-    if (sigaction(SIGSEGV, &action, &g_previous) != 0) {
+    // Read the previous action first: once ours is active, a foreign fault may need it.
+    if (sigaction(SIGSEGV, nullptr, &g_previous) != 0 ||
+        sigaction(SIGSEGV, &action, nullptr) != 0) {
       const int err = errno;
       g_install_state.store(kNotInstalled, std::memory_order_release);
       return err;

@@ -133,9 +133,9 @@ class OrderChecker {
 
 TEST(DoorbellFifo, ManyThreadsIntoASmallRingArriveExactlyOnceInOrder) {
   constexpr uint32_t kProducers = 4;
-  constexpr uint64_t kPerProducer = 100000;
-  SharedMemory mem(DoorbellFifo::bytes(16));
-  DoorbellFifo* fifo = DoorbellFifo::init(mem.get(), 16);
+  constexpr uint64_t kPerProducer = 25000;
+  SharedMemory mem(DoorbellFifo::bytes(64));
+  DoorbellFifo* fifo = DoorbellFifo::init(mem.get(), 64);
   ASSERT_NE(fifo, nullptr);
   std::vector<std::thread> producers;
   for (uint32_t p = 0; p < kProducers; ++p) {
