@@ -1,5 +1,6 @@
 // Stores as real code writes them into a doorbell page, compiled by the compiler under test at -O0
-// and at -O2 (real_stores.cpp is built twice), so the trap meets the instructions g++ emits.
+// and at -O2 (real_stores.cpp is built twice, and twice more by clang when it is installed), so the
+// trap meets the instructions the compilers emit.
 #pragma once
 
 #include <immintrin.h>
@@ -43,5 +44,9 @@ struct RealStores {
 
 extern const RealStores kRealStoresO0;
 extern const RealStores kRealStoresO2;
+#ifdef HAVE_CLANG_REAL_STORES
+extern const RealStores kRealStoresClangO0;
+extern const RealStores kRealStoresClangO2;
+#endif
 
 }  // namespace mana::emu::doorbell::testing

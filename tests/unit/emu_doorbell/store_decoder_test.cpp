@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cctype>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -152,6 +153,8 @@ std::vector<Case> StoreCases() {
   };
 }
 
+void PrintTo(const Case& c, std::ostream* os) { *os << c.text; }
+
 class StoreDecoderTable : public ::testing::TestWithParam<Case> {};
 
 TEST_P(StoreDecoderTable, LengthWidthValueAddress) {
@@ -192,6 +195,8 @@ struct Rejected {
   std::vector<uint8_t> bytes;
 };
 
+void PrintTo(const Rejected& r, std::ostream* os) { *os << r.text; }
+
 class StoreDecoderRejects : public ::testing::TestWithParam<Rejected> {};
 
 TEST_P(StoreDecoderRejects, NotADecodableStore) {
@@ -225,6 +230,8 @@ struct Exchange {
   uint8_t gpr;
   bool high_byte;
 };
+
+void PrintTo(const Exchange& x, std::ostream* os) { *os << x.text; }
 
 class StoreDecoderExchange : public ::testing::TestWithParam<Exchange> {};
 

@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "doorbell_memory.h"
 #include "real_stores.h"
@@ -140,7 +142,16 @@ TEST_P(RealStoreTrap, RipRelativeStoresIntoAStaticPage) {
   EXPECT_EQ(stores().static_page[0x101], 0u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Compiled, RealStoreTrap, ::testing::Values(&kRealStoresO0, &kRealStoresO2),
+std::vector<const RealStores*> AllRealStores() {
+  std::vector<const RealStores*> all = {&kRealStoresO0, &kRealStoresO2};
+#ifdef HAVE_CLANG_REAL_STORES
+  all.push_back(&kRealStoresClangO0);
+  all.push_back(&kRealStoresClangO2);
+#endif
+  return all;
+}
+
+INSTANTIATE_TEST_SUITE_P(Compiled, RealStoreTrap, ::testing::ValuesIn(AllRealStores()),
                          [](const auto& info) { return std::string(info.param->optimization); });
 
 // ---- registration ------------------------------------------------------------------------------
