@@ -74,7 +74,8 @@ bool parse_fault(const std::vector<std::string_view>& w, ControlCommand* cmd, st
 void json_queue(std::ostringstream& out, uint32_t id, const QueueCounters& c) {
   out << "{\"id\":" << id << ",\"wqes\":" << c.wqes << ",\"packets\":" << c.packets
       << ",\"bytes\":" << c.bytes << ",\"cqes\":" << c.cqes << ",\"error_cqes\":" << c.error_cqes
-      << ",\"doorbells\":" << c.doorbells << "}";
+      << ",\"doorbells\":" << c.doorbells << ",\"wqe_cnt_doorbells\":" << c.wqe_cnt_doorbells
+      << "}";
 }
 
 template <typename ReadCounters>
@@ -203,12 +204,13 @@ std::string ControlTargets::toggle_presence(uint32_t vf, Device* device, bool pr
 std::string ControlTargets::counters_json(uint32_t vf, const Device& device) {
   std::ostringstream out;
   out << "{\"vf\":" << vf << ",\"present\":" << (device.present() ? "true" : "false")
-      << ",\"ports\":[";
+      << ",\"bad_doorbells\":" << device.bad_doorbells() << ",\"ports\":[";
   for (uint32_t p = 0; p < device.config().ports.size(); ++p) {
     const PortCounters c = device.port_counters(p);
     out << (p ? "," : "") << "{\"port\":" << p << ",\"tx_frames\":" << c.tx_frames
         << ",\"rx_frames\":" << c.rx_frames << ",\"rx_no_wqe_drops\":" << c.rx_no_wqe_drops
-        << ",\"rx_filtered\":" << c.rx_filtered << ",\"rx_mtu_drops\":" << c.rx_mtu_drops << "}";
+        << ",\"rx_filtered\":" << c.rx_filtered << ",\"rx_mtu_drops\":" << c.rx_mtu_drops
+        << ",\"tx_wire_drops\":" << c.tx_wire_drops << "}";
   }
   out << "],\"sqs\":[";
   if (hooks_.sq_ids) {

@@ -1,0 +1,283 @@
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+
+#include "config/fs_util.h"
+#include "config/run_folder.h"
+#include "config/sysfs_tree.h"
+#include "control/control_client.h"
+#include "control/control_command.h"
+#include "control/control_server.h"
+#include "control/unix_socket.h"
+#include "fake_device.h"
+#include "temp_dir.h"
+
+namespace mana::emu {
+namespace {
+
+using testing::FakeDevice;
+using Kind = ControlCommand::Kind;
+
+constexpr int kTimeoutMs = 5000;
+
+VfConfig two_port_vf() {
+  VfConfig vf;
+  vf.ports = {{{0x00, 0x0d, 0x3a, 0, 0, 1}, "eth1", false, "pair"},
+              {{0x00, 0x0d, 0x3a, 0, 0, 2}, "eth2", false, "pair"}};
+  return vf;
+}
+
+EmuConfig config_in(const std::string& root) {
+  EmuConfig c;
+  c.root = root;
+  c.control = root + "/control.sock";
+  c.vfs = {two_port_vf()};
+  return c;
+}
+
+ControlCommand parse_ok(const char* line) {
+  ControlCommand cmd;
+  std::string error;
+  EXPECT_TRUE(parse_control_command(line, &cmd, &error)) << line << ": " << error;
+  return cmd;
+}
+
+std::string parse_error(const char* line) {
+  ControlCommand cmd;
+  std::string error;
+  EXPECT_FALSE(parse_control_command(line, &cmd, &error)) << line;
+  return error;
+}
+
+TEST(ControlParser, ParsesEveryCommand) {
+  ControlCommand c = parse_ok("netdev 1 3 up");
+  EXPECT_EQ(c.kind, Kind::kNetdev);
+  EXPECT_EQ(c.vf, 1u);
+  EXPECT_EQ(c.port, 3u);
+  EXPECT_TRUE(c.up);
+  EXPECT_FALSE(parse_ok("  netdev 0 0 down\r").up);
+  EXPECT_EQ(parse_ok("remove 2").kind, Kind::kRemove);
+  EXPECT_EQ(parse_ok("remove 2").vf, 2u);
+  EXPECT_EQ(parse_ok("add 0").kind, Kind::kAdd);
+  EXPECT_EQ(parse_ok("counters 5").kind, Kind::kCounters);
+  EXPECT_EQ(parse_ok("counters 5").vf, 5u);
+  EXPECT_EQ(parse_ok("live 0").kind, Kind::kLive);
+
+  c = parse_ok("fault 1 1 rx error-cqe 4 7");
+  EXPECT_EQ(c.kind, Kind::kFault);
+  EXPECT_EQ(c.vf, 1u);
+  EXPECT_EQ(c.port, 1u);
+  EXPECT_EQ(c.fault.kind, Fault::Kind::kErrorCqe);
+  EXPECT_FALSE(c.fault.tx);
+  EXPECT_EQ(c.fault.port, 1u);
+  EXPECT_EQ(c.fault.cqe_type, 4u);
+  EXPECT_EQ(c.fault.count, 7u);
+
+  c = parse_ok("fault 0 1 tx bad-lkey 3");
+  EXPECT_EQ(c.fault.kind, Fault::Kind::kBadLkey);
+  EXPECT_TRUE(c.fault.tx);
+  EXPECT_EQ(c.fault.port, 1u);
+  EXPECT_EQ(c.fault.count, 3u);
+}
+
+TEST(ControlParser, RejectsMalformedCommands) {
+  EXPECT_EQ(parse_error(""), "empty command");
+  EXPECT_EQ(parse_error("reboot 0"),
+            "unknown command 'reboot' (netdev, remove, add, fault, counters, live)");
+  EXPECT_EQ(parse_error("netdev 0 0"), "usage: netdev <vf> <port> up|down");
+  EXPECT_EQ(parse_error("netdev 0 0 sideways"), "expected up or down, got 'sideways'");
+  EXPECT_EQ(parse_error("netdev x 0 up"), "bad vf 'x' (0..65536)");
+  EXPECT_EQ(parse_error("netdev 0 -1 up"), "bad port '-1' (0..65536)");
+  EXPECT_EQ(parse_error("remove"), "usage: remove <vf>");
+  EXPECT_EQ(parse_error("live 0 1"), "usage: live <vf>");
+  EXPECT_EQ(parse_error("counters 99999999999"), "bad vf '99999999999' (0..65536)");
+  EXPECT_EQ(parse_error("fault 0 0 both bad-lkey 1"), "expected tx or rx, got 'both'");
+  EXPECT_EQ(parse_error("fault 0 0 tx melt 1"), "unknown fault 'melt' (error-cqe, bad-lkey)");
+  EXPECT_EQ(parse_error("fault 0 0 tx error-cqe 64 1"), "bad cqe_type '64' (1..63)");
+  EXPECT_EQ(parse_error("fault 0 0 tx error-cqe 0 1"), "bad cqe_type '0' (1..63)");
+  EXPECT_EQ(parse_error("fault 0 0 tx bad-lkey 0"), "bad count '0' (1..16777216)");
+  EXPECT_NE(parse_error("fault 0 0 tx error-cqe 35").find("usage: fault"), std::string::npos);
+  EXPECT_NE(parse_error("fault 0 0 tx bad-lkey 1 2").find("usage: fault"), std::string::npos);
+  EXPECT_NE(parse_error("fault 0 0").find("usage: fault"), std::string::npos);
+}
+
+TEST(ControlTargets, NetdevAndFaultsReachTheDeviceAndSysfs) {
+  testing::TempDir dir;
+  const EmuConfig config = config_in(dir.path());
+  std::string error;
+  ASSERT_TRUE(write_sysfs_tree(config, &error)) << error;
+  FakeDevice device(config.vfs[0]);
+  ControlTargets targets(config, {});
+  EXPECT_EQ(targets.handle_line("netdev 0 1 up"),
+            "error VF 0 is not run by this process (pid " + std::to_string(::getpid()) + ")");
+  targets.add_vf(0, &device);
+  EXPECT_EQ(targets.handle_line("netdev 0 1 up"), "ok netdev up");
+  EXPECT_TRUE(device.netdev_up_[1]);
+  EXPECT_FALSE(device.netdev_up_[0]);
+  std::string state;
+  ASSERT_TRUE(read_file(pci_device_dir(config, 0) + "/net/eth2/operstate", &state));
+  EXPECT_EQ(state, "up\n");
+  EXPECT_EQ(targets.handle_line("netdev 0 1 down"), "ok netdev down");
+  EXPECT_FALSE(device.netdev_up_[1]);
+  ASSERT_TRUE(read_file(pci_device_dir(config, 0) + "/net/eth2/operstate", &state));
+  EXPECT_EQ(state, "down\n");
+  EXPECT_EQ(targets.handle_line("netdev 0 2 up"), "error VF 0 has no port 2");
+
+  EXPECT_EQ(targets.handle_line("fault 0 1 tx error-cqe 35 2"), "ok fault armed");
+  EXPECT_EQ(targets.handle_line("fault 0 0 rx bad-lkey 5"), "ok fault armed");
+  EXPECT_EQ(targets.handle_line("fault 0 2 rx bad-lkey 5"), "error VF 0 has no port 2");
+  ASSERT_EQ(device.faults_.size(), 2u);
+  EXPECT_EQ(device.faults_[0].kind, Fault::Kind::kErrorCqe);
+  EXPECT_TRUE(device.faults_[0].tx);
+  EXPECT_EQ(device.faults_[0].port, 1u);
+  EXPECT_EQ(device.faults_[0].cqe_type, 35u);
+  EXPECT_EQ(device.faults_[0].count, 2u);
+  EXPECT_EQ(device.faults_[1].kind, Fault::Kind::kBadLkey);
+  EXPECT_FALSE(device.faults_[1].tx);
+  EXPECT_EQ(device.faults_[1].count, 5u);
+  EXPECT_EQ(targets.handle_line("fault 0"), parse_error("fault 0").insert(0, "error "));
+}
+
+TEST(ControlTargets, RemoveAndAddToggleDeviceSysfsAndHook) {
+  testing::TempDir dir;
+  const EmuConfig config = config_in(dir.path());
+  std::string error;
+  ASSERT_TRUE(write_sysfs_tree(config, &error)) << error;
+  FakeDevice device(config.vfs[0]);
+  std::vector<std::pair<uint32_t, bool>> hook_calls;
+  ControlHooks hooks;
+  hooks.presence_changed = [&](uint32_t vf, bool present) {
+    // The device is already in its new state when the verbs layer raises events.
+    EXPECT_EQ(device.present(), present);
+    hook_calls.emplace_back(vf, present);
+  };
+  ControlTargets targets(config, hooks);
+  targets.add_vf(0, &device);
+  EXPECT_EQ(targets.handle_line("add 0"), "error VF 0 is present");
+  EXPECT_EQ(targets.handle_line("remove 0"), "ok VF 0 removed");
+  EXPECT_FALSE(device.present());
+  EXPECT_FALSE(vf_present(config, 0));
+  EXPECT_FALSE(path_exists(ib_device_dir(config.root, "mana_0")));
+  EXPECT_EQ(targets.handle_line("remove 0"), "error VF 0 is already removed");
+  EXPECT_EQ(targets.handle_line("add 0"), "ok VF 0 added");
+  EXPECT_TRUE(device.present());
+  EXPECT_TRUE(vf_present(config, 0));
+  EXPECT_TRUE(path_exists(ib_device_dir(config.root, "mana_0") + "/device/uevent"));
+  EXPECT_EQ(device.presence_calls_, (std::vector<bool>{false, true}));
+  EXPECT_EQ(hook_calls, (std::vector<std::pair<uint32_t, bool>>{{0, false}, {0, true}}));
+}
+
+TEST(ControlTargets, WithoutConfigOnlyTheDeviceChanges) {
+  FakeDevice device(two_port_vf());
+  ControlTargets targets(std::nullopt, {});
+  targets.add_vf(3, &device);
+  EXPECT_EQ(targets.handle_line("remove 3"), "ok VF 3 removed");
+  EXPECT_FALSE(device.present());
+  EXPECT_EQ(targets.handle_line("netdev 3 0 up"), "ok netdev up");
+  EXPECT_TRUE(device.netdev_up_[0]);
+  targets.drop_vf(3);
+  EXPECT_NE(targets.handle_line("add 3").find("not run by this process"), std::string::npos);
+}
+
+TEST(ControlTargets, CountersAndLiveAreOneLineOfJson) {
+  FakeDevice device(two_port_vf());
+  device.ports_[0] = {1, 2, 3, 4, 5, 6};
+  device.ports_[1] = {10, 20, 30, 40, 50, 60};
+  device.bad_doorbells_ = 77;
+  device.sq_[7] = {11, 12, 13, 14, 15, 16, 17};
+  device.rq_[9] = {21, 22, 23, 24, 25, 26, 27};
+  device.live_ = {1, 2, 3, 4, 5, 6, 7};
+  ControlHooks hooks;
+  hooks.sq_ids = [](uint32_t vf) {
+    return vf == 0 ? std::vector<uint32_t>{7} : std::vector<uint32_t>{};
+  };
+  hooks.rq_ids = [](uint32_t) { return std::vector<uint32_t>{9}; };
+  ControlTargets targets(std::nullopt, hooks);
+  targets.add_vf(0, &device);
+  EXPECT_EQ(targets.handle_line("counters 0"),
+            "ok {\"vf\":0,\"present\":true,\"bad_doorbells\":77,\"ports\":["
+            "{\"port\":0,\"tx_frames\":4,\"rx_frames\":5,\"rx_no_wqe_drops\":1,\"rx_filtered\":2,"
+            "\"rx_mtu_drops\":3,\"tx_wire_drops\":6},"
+            "{\"port\":1,\"tx_frames\":40,\"rx_frames\":50,\"rx_no_wqe_drops\":10,"
+            "\"rx_filtered\":20,\"rx_mtu_drops\":30,\"tx_wire_drops\":60}],"
+            "\"sqs\":[{\"id\":7,\"wqes\":11,\"packets\":12,\"bytes\":13,\"cqes\":15,"
+            "\"error_cqes\":14,\"doorbells\":16,\"wqe_cnt_doorbells\":17}],"
+            "\"rqs\":[{\"id\":9,\"wqes\":21,\"packets\":22,\"bytes\":23,\"cqes\":25,"
+            "\"error_cqes\":24,\"doorbells\":26,\"wqe_cnt_doorbells\":27}]}");
+  EXPECT_EQ(targets.handle_line("live 0"),
+            "ok {\"pds\":1,\"mrs\":2,\"cqs\":3,\"wqs\":4,\"sqs\":5,\"rss_qps\":6,\"contexts\":7}");
+  ControlTargets no_hooks(std::nullopt, {});
+  no_hooks.add_vf(0, &device);
+  const std::string reply = no_hooks.handle_line("counters 0");
+  EXPECT_NE(reply.find("\"sqs\":[],\"rqs\":[]}"), std::string::npos) << reply;
+}
+
+TEST(ControlServer, ServesCommandsOverTheSocket) {
+  testing::TempDir dir;
+  const EmuConfig config = config_in(dir.path());
+  FakeDevice device(config.vfs[0]);
+  ControlServer server(std::nullopt, {});
+  server.add_vf(0, &device);
+  std::string error, reply;
+  ASSERT_TRUE(server.start(config.control, &error)) << error;
+  ASSERT_TRUE(send_control_command(config.control, "netdev 0 1 up", kTimeoutMs, &reply, &error))
+      << error;
+  EXPECT_EQ(reply, "ok netdev up");
+  EXPECT_TRUE(device.netdev_up_[1]);
+  ASSERT_TRUE(send_control_command(config.control, "frobnicate", kTimeoutMs, &reply, &error));
+  EXPECT_EQ(reply.rfind("error unknown command 'frobnicate'", 0), 0u) << reply;
+
+  // A second server on the same path is refused while the first one serves it.
+  ControlServer second(std::nullopt, {});
+  EXPECT_FALSE(second.start(config.control, &error));
+  EXPECT_NE(error.find("already served"), std::string::npos) << error;
+
+  server.stop();
+  EXPECT_FALSE(path_exists(config.control));
+  EXPECT_FALSE(send_control_command(config.control, "live 0", kTimeoutMs, &reply, &error));
+}
+
+TEST(ControlServer, AnswersEveryLineOfOneConnectionAndReplacesAStaleSocket) {
+  testing::TempDir dir;
+  const std::string path = dir.path() + "/control.sock";
+  // Leave a socket file nobody listens on, as a crashed owner would.
+  int stale = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  struct sockaddr_un addr;
+  std::string error;
+  ASSERT_TRUE(unix_address(path, &addr, &error));
+  ASSERT_EQ(::bind(stale, reinterpret_cast<struct sockaddr*>(&addr), sizeof(addr)), 0);
+  ::close(stale);
+  ASSERT_TRUE(path_exists(path));
+
+  FakeDevice device(two_port_vf());
+  ControlServer server(std::nullopt, {});
+  server.add_vf(0, &device);
+  ASSERT_TRUE(server.start(path, &error)) << error;
+  int fd = connect_unix(path, &error);
+  ASSERT_GE(fd, 0) << error;
+  ASSERT_TRUE(send_all(fd, "netdev 0 0 up\nlive 0\nfault 0 1 rx bad"));
+  ASSERT_TRUE(send_all(fd, "-lkey 2\n"));
+  std::string got;
+  while (std::count(got.begin(), got.end(), '\n') < 3) {
+    char buf[256];
+    struct pollfd p = {fd, POLLIN, 0};
+    ASSERT_EQ(::poll(&p, 1, kTimeoutMs), 1) << "no reply within the timeout; got: " << got;
+    ssize_t n = ::read(fd, buf, sizeof(buf));
+    ASSERT_GT(n, 0);
+    got.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  EXPECT_EQ(got,
+            "ok netdev up\n"
+            "ok {\"pds\":0,\"mrs\":0,\"cqs\":0,\"wqs\":0,\"sqs\":0,\"rss_qps\":0,\"contexts\":0}\n"
+            "ok fault armed\n");
+  ASSERT_EQ(device.faults_.size(), 1u);
+  EXPECT_EQ(device.faults_[0].count, 2u);
+}
+
+}  // namespace
+}  // namespace mana::emu
