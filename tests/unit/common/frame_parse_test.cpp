@@ -23,6 +23,7 @@ void put16(Bytes& b, uint16_t v) {
   b.push_back(static_cast<uint8_t>(v));
 }
 void append(Bytes& b, std::initializer_list<uint8_t> bytes) { b.insert(b.end(), bytes); }
+void fill(Bytes& b, size_t count, uint8_t value) { b.resize(b.size() + count, value); }
 void set16(Bytes& b, size_t at, uint16_t v) {
   b[at] = static_cast<uint8_t>(v >> 8);
   b[at + 1] = static_cast<uint8_t>(v);
@@ -60,7 +61,7 @@ void ipv6(Bytes& b, uint8_t next, uint32_t payload) {
 // A generic extension header of (units + 1) * 8 bytes.
 void ipv6_ext(Bytes& b, uint8_t next, uint8_t units) {
   append(b, {next, units});
-  b.insert(b.end(), (units + 1u) * 8 - 2, 0);
+  fill(b, (units + 1u) * 8 - 2, 0);
 }
 
 void ipv6_fragment(Bytes& b, uint8_t next, uint16_t offset_units, bool more) {
@@ -73,14 +74,14 @@ void tcp(Bytes& b, unsigned data_offset_words, uint32_t payload) {
   append(b, {0x04, 0x00, 0x00, 0x50, 0, 0, 0, 1, 0, 0, 0, 0});
   b.push_back(static_cast<uint8_t>(data_offset_words << 4));
   append(b, {0x18, 0xff, 0xff, 0, 0, 0, 0});
-  b.insert(b.end(), (data_offset_words - 5) * 4 + payload, 0xAA);
+  fill(b, (data_offset_words - 5) * 4 + payload, 0xAA);
 }
 
 void udp(Bytes& b, uint32_t payload) {
   append(b, {0x30, 0x39, 0x00, 0x35});
   put16(b, static_cast<uint16_t>(8 + payload));
   append(b, {0, 0});
-  b.insert(b.end(), payload, 0xBB);
+  fill(b, payload, 0xBB);
 }
 
 // Parses a copy of `frame` that ends exactly at an inaccessible page.
@@ -126,7 +127,7 @@ TEST(FrameParse, TooShortForEthernet) {
 
 TEST(FrameParse, NonIpFrame) {
   Bytes f = ethernet(0x0806);
-  f.insert(f.end(), 28, 0);
+  fill(f, 28, 0);
   const FrameInfo info = parse(f);
   EXPECT_EQ(info.len, 42u);
   EXPECT_EQ(info.ethertype, 0x0806);
@@ -168,7 +169,7 @@ TEST(FrameParse, VlanTaggedIpv4UdpWithEthernetPadding) {
   Bytes f = ethernet(0x0800, 0xA00C);  // PCP 5, VID 12
   ipv4(f, 17, 8 + 2);
   udp(f, 2);
-  f.insert(f.end(), 14, 0);  // padding to the 64-byte minimum is not IP payload
+  fill(f, 14, 0);  // padding to the 64-byte minimum is not IP payload
   const FrameInfo info = parse(f);
   EXPECT_TRUE(info.vlan);
   EXPECT_EQ(info.vlan_tci, 0xA00C);
@@ -313,7 +314,7 @@ TEST(FrameParse, Ipv6BadHeaders) {
   Bytes ext_too_long = ethernet(0x86DD);
   ipv6(ext_too_long, 60, 16);
   ipv6_ext(ext_too_long, 17, 2);  // claims 24 bytes
-  ext_too_long.resize(ext_too_long.size() - 8);
+  ext_too_long.erase(ext_too_long.end() - 8, ext_too_long.end());
   const FrameInfo info = parse(ext_too_long);
   EXPECT_FALSE(info.ipv6_header_ok);
   EXPECT_EQ(info.l4_offset, 0u);
@@ -352,7 +353,7 @@ TEST(FrameParse, EveryTruncationStaysInBounds) {
   f = ethernet(0x86DD, 2);
   ipv6(f, 44, 8 + 8);
   ipv6_fragment(f, 6, 0, true);
-  f.insert(f.end(), 8, 0);
+  fill(f, 8, 0);
   frames.push_back(f);
 
   GuardedFrame guarded;
