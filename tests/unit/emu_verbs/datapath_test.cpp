@@ -8,13 +8,11 @@
 #include <sys/mman.h>
 
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
-#include <sstream>
-#include <string>
 
 #include "mana/gdma_format.h"
 #include "scenario.h"
+#include "secondary.h"
 #include "verbs_driver.h"
 
 namespace mana::emu::test {
@@ -124,21 +122,6 @@ void check_completion_channel() {
 TEST(TrapDataPath, CompletionChannelEvent) { check_completion_channel(); }
 TEST(PollDataPath, CompletionChannelEvent) { check_completion_channel(); }
 
-// The permissions column of /proc/self/maps for the mapping at `addr`.
-std::string mapping_perms(const void* addr) {
-  std::istringstream maps(read_file("/proc/self/maps"));
-  std::string line;
-  while (std::getline(maps, line)) {
-    uintptr_t lo = 0, hi = 0;
-    char perms[8] = {};
-    if (sscanf(line.c_str(), "%lx-%lx %4s", &lo, &hi, perms) == 3 &&
-        reinterpret_cast<uintptr_t>(addr) >= lo && reinterpret_cast<uintptr_t>(addr) < hi) {
-      return perms;
-    }
-  }
-  return "";
-}
-
 // A DPDK secondary maps the primary's cmd_fd at offset 0 and rings doorbells through that mapping.
 void check_second_mapping(bool expect_read_only) {
   LoopPort p;
@@ -162,6 +145,26 @@ void check_second_mapping(bool expect_read_only) {
 
 TEST(TrapDataPath, DoorbellsThroughASecondMappingOfCmdFd) { check_second_mapping(true); }
 TEST(PollDataPath, DoorbellsThroughASecondMappingOfCmdFd) { check_second_mapping(false); }
+
+// The SQ doorbell of a frame the primary posted, rung by another process.
+void check_secondary_process(bool trap) {
+  LoopPort p;
+  ASSERT_TRUE(p.ok) << strerror(errno);
+  p.post_rx_buffers(4);
+  const uint32_t len = p.make_frame(0, 200);
+  post_tx(p.txq, reinterpret_cast<uintptr_t>(p.tx_buf(0)), p.mem.mr->lkey, len);
+  const uint64_t doorbell = hw::sq_doorbell(p.txq.mqp.sq_id, p.txq.head_bu * hw::kBasicUnit);
+  ASSERT_EQ(ring_from_secondary(p.port.ctx->cmd_fd, hw::kSqDoorbellOffset, doorbell, trap, 20000),
+            0);
+  hw::Cqe cqe{};
+  ASSERT_TRUE(wait_cqe(p.txq.mcq.buf, p.txq.mcq.count, &p.txq.cq_head, &cqe, kTimeoutMs));
+  EXPECT_EQ(cqe.type(), hw::kCqeTxOkay);
+  ASSERT_TRUE(wait_cqe(p.rxq.mcq.buf, p.rxq.mcq.count, &p.rxq.cq_head, &cqe, kTimeoutMs));
+  EXPECT_EQ(hw::RxPacketInfo::Length::get(cqe.rx_packet(0).dw0), len);
+}
+
+TEST(TrapDataPath, DoorbellFromASecondaryProcess) { check_secondary_process(true); }
+TEST(PollDataPath, DoorbellFromASecondaryProcess) { check_secondary_process(false); }
 
 }  // namespace
 }  // namespace mana::emu::test

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "scenario.h"
+#include "secondary.h"
 
 namespace {
 
@@ -31,6 +32,8 @@ bool preloaded() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  const int secondary = mana::emu::test::run_secondary_if_asked(argc, argv);
+  if (secondary >= 0) return secondary;
   testing::InitGoogleTest(&argc, argv);
   std::string name = "trap";
   for (int i = 1; i < argc; ++i) {
