@@ -21,9 +21,11 @@ inline constexpr size_t kTrapPageSize = 4096;
 inline constexpr size_t kMaxTrappedPages = 256;
 
 // `page` (4 KiB aligned) must already be mapped PROT_READ in this process. Stores into it are
-// recorded as {context_id, byte offset, value} in `fifo`. Returns 0, or EINVAL (misaligned page,
-// null fifo), EEXIST (already registered), ENOSPC (kMaxTrappedPages registered), or the errno of
-// a failed sigaction.
+// recorded as {context_id, byte offset, value} in `fifo`. Register a page once, from one thread at
+// a time per page (two concurrent registrations of the same page are not detected). Not for the
+// data path: it may install the SIGSEGV handler. Returns 0, or EINVAL (misaligned page, null fifo),
+// EEXIST (already registered), ENOSPC (kMaxTrappedPages registered), or the errno of a failed
+// sigaction.
 int trap_register(void* page, uint32_t context_id, DoorbellFifo* fifo);
 // Stops trapping `page`: from now on a store into it is a genuine crash. No store into the page may
 // be in flight. Returns 0 or ENOENT.
