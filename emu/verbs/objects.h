@@ -79,6 +79,7 @@ struct EmuQp {
   uint32_t sq_count = 0;
   uint32_t sq_id = 0;
   uint32_t tx_vp_offset = 0;
+  std::vector<uint32_t> rq_ids;  // RSS QP: the RQs it instantiated
 };
 
 struct EmuWq {

@@ -82,6 +82,7 @@ ibv_qp* create_raw_qp(ibv_context* context, ibv_pd* pd, const ibv_qp_init_attr& 
   qp->ibv.handle = qp->handle;
   qp->ibv.qp_num = binding.sq_id;
   ++ctx->live_sqs;
+  track_id(ctx->vf->sq_ids, qp->sq_id);
   return &qp->ibv;
 }
 
@@ -114,6 +115,8 @@ ibv_qp* create_rss_qp(ibv_context* context, ibv_qp_init_attr_ex* attr) {
   for (size_t i = 0; i < table->wqs.size(); ++i) {
     table->wqs[i]->wq_id = bindings[i].wq_id;
     if (table->wqs[i]->cq != nullptr) table->wqs[i]->cq->cq_id = bindings[i].cq_id;
+    track_id(ctx->vf->rq_ids, bindings[i].wq_id);
+    qp->rq_ids.push_back(bindings[i].wq_id);
   }
   init_qp(qp, context, attr->pd, IBV_QPT_RAW_PACKET, attr->qp_context, attr->send_cq,
           attr->recv_cq);
@@ -158,7 +161,11 @@ MANA_EMU_EXPORT int ibv_destroy_qp(ibv_qp* qp) {
   std::lock_guard<std::mutex> guard(Runtime::get()->lock());
   const int rc = ctx->device->destroy_qp(q->handle);
   if (rc != 0) return rc;
-  if (!q->rss) --ctx->live_sqs;
+  if (!q->rss) {
+    --ctx->live_sqs;
+    untrack_id(ctx->vf->sq_ids, q->sq_id);
+  }
+  for (uint32_t id : q->rq_ids) untrack_id(ctx->vf->rq_ids, id);
   free_qp(ctx, q);
   return 0;
 }

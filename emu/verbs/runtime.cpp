@@ -146,6 +146,8 @@ void Runtime::start_control(unsigned vf, Device* device) {
     hooks.presence_changed = [this](uint32_t index, bool present) {
       if (!present) raise_device_fatal(index);
     };
+    hooks.sq_ids = [this](uint32_t index) { return queue_ids(index, &VfRuntime::sq_ids); };
+    hooks.rq_ids = [this](uint32_t index) { return queue_ids(index, &VfRuntime::rq_ids); };
     auto server = std::make_unique<ControlServer>(config_, std::move(hooks));
     std::string error;
     if (!server->start(config_.control, &error)) {
@@ -155,6 +157,23 @@ void Runtime::start_control(unsigned vf, Device* device) {
     control_ = std::move(server);
   }
   control_->add_vf(vf, device);
+}
+
+std::vector<uint32_t> Runtime::queue_ids(unsigned index, std::vector<uint32_t> VfRuntime::*list) {
+  std::lock_guard<std::mutex> guard(lock_);
+  if (index >= vfs_.size()) return {};
+  return (*vfs_[index]).*list;
+}
+
+void track_id(std::vector<uint32_t>& ids, uint32_t id) { ids.push_back(id); }
+
+void untrack_id(std::vector<uint32_t>& ids, uint32_t id) {
+  for (auto it = ids.begin(); it != ids.end(); ++it) {
+    if (*it == id) {
+      ids.erase(it);
+      return;
+    }
+  }
 }
 
 void Runtime::shutdown() {

@@ -23,7 +23,14 @@ struct VfRuntime {
   std::unique_ptr<Device> device;
   int owner_lock_fd = -1;
   std::vector<EmuContext*> contexts;  // open contexts of this process
+  // Hardware ids of the live SQs and RQs (listed by the control channel's `counters`).
+  std::vector<uint32_t> sq_ids;
+  std::vector<uint32_t> rq_ids;
 };
+
+// Adds / removes queue ids of a VfRuntime list (under Runtime::lock()).
+void track_id(std::vector<uint32_t>& ids, uint32_t id);
+void untrack_id(std::vector<uint32_t>& ids, uint32_t id);
 
 class Runtime {
  public:
@@ -63,6 +70,7 @@ class Runtime {
   Runtime() = default;
   bool load(const char* path);
   void start_control(unsigned vf, Device* device);
+  std::vector<uint32_t> queue_ids(unsigned vf, std::vector<uint32_t> VfRuntime::*list);
 
   std::mutex lock_;
   EmuConfig config_;

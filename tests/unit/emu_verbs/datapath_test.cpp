@@ -62,6 +62,23 @@ struct LoopPort {
   }
 };
 
+// The control channel's per-queue counters of the live SQ and RQ after `frames` frames.
+void check_queue_counters(const LoopPort& p, int frames, bool exact_doorbells) {
+  const std::string reply = control("counters 0");
+  const std::string n = std::to_string(frames);
+  const std::string sq = "\"sqs\":[{\"id\":" + std::to_string(p.txq.mqp.sq_id) + ",\"wqes\":" + n +
+                         ",\"packets\":" + n + ",";
+  const std::string rq = "\"rqs\":[{\"id\":" + std::to_string(p.rxq.mrwq.wq_id) + ",\"wqes\":" + n +
+                         ",\"packets\":" + n + ",";
+  EXPECT_NE(reply.find(sq), std::string::npos) << reply;
+  EXPECT_NE(reply.find(rq), std::string::npos) << reply;
+  if (exact_doorbells) {  // trap mode sees every store: one SQ doorbell per frame
+    EXPECT_NE(reply.find("\"cqes\":" + n + ",\"error_cqes\":0,\"doorbells\":" + n + ","),
+              std::string::npos)
+        << reply;
+  }
+}
+
 void check_loopback(int frames) {
   LoopPort p;
   ASSERT_TRUE(p.ok) << strerror(errno);
@@ -85,6 +102,7 @@ void check_loopback(int frames) {
     ring_rq(p.rxq);
     rx_slot = (rx_slot + 1) % 64;
   }
+  check_queue_counters(p, frames, scenario().config.doorbell == EmuConfig::kTrap);
 }
 
 // 150 frames wrap the 64-entry rings and CQs twice.
