@@ -69,10 +69,15 @@ const hw::Cqe* CqRing::next() {
   return &c;
 }
 
-Driver::Driver(const VfConfig& config, size_t arena_bytes) : arena_(arena_bytes) {
-  auto wires = std::make_unique<TestWireSet>(static_cast<unsigned>(config.ports.size()));
-  wires_ = wires.get();
-  dev_ = Device::create(config, std::move(wires));
+Driver::Driver(const VfConfig& config, size_t arena_bytes, bool real_wires) : arena_(arena_bytes) {
+  if (real_wires) {
+    wires_ = nullptr;
+    dev_ = Device::create(config);
+  } else {
+    auto wires = std::make_unique<TestWireSet>(static_cast<unsigned>(config.ports.size()));
+    wires_ = wires.get();
+    dev_ = Device::create(config, std::move(wires));
+  }
   EXPECT_NE(dev_, nullptr);
   EXPECT_EQ(dev_->open_context(reinterpret_cast<volatile uint64_t*>(page.data()), &ctx), 0);
   EXPECT_EQ(dev_->alloc_pd(ctx, &pd), 0);
@@ -92,9 +97,9 @@ uint8_t* Driver::alloc(uint32_t bytes) {
 // ---- TX
 // ---------------------------------------------------------------------------------------------
 
-TxQueue::TxQueue(Driver& d, uint32_t port, uint32_t sq_bytes, uint32_t cq_count)
+TxQueue::TxQueue(Driver& d, uint32_t port, uint32_t sq_bytes, uint32_t cq_count, int event_fd)
     : cq(cq_count), d_(d), ring_(sq_bytes), ring_size_(sq_bytes) {
-  EXPECT_EQ(d.dev().create_cq(d.ctx, cq.buffer(), cq_count, -1, &cq.handle), 0);
+  EXPECT_EQ(d.dev().create_cq(d.ctx, cq.buffer(), cq_count, event_fd, &cq.handle), 0);
   status = d.dev().create_raw_qp(d.ctx, d.pd, port, ring_.data(), sq_bytes, 256, 30, cq.handle,
                                  &binding, &qp);
   cq.id = binding.cq_id;
@@ -160,18 +165,18 @@ void TxQueue::doorbell() {
 // ---- RX
 // ---------------------------------------------------------------------------------------------
 
-RxQueue::RxQueue(Driver& d, uint32_t ring_bytes, uint32_t cq_count)
+RxQueue::RxQueue(Driver& d, uint32_t ring_bytes, uint32_t cq_count, int event_fd)
     : cq(cq_count), ring(ring_bytes) {
-  EXPECT_EQ(d.dev().create_cq(d.ctx, cq.buffer(), cq_count, -1, &cq.handle), 0);
+  EXPECT_EQ(d.dev().create_cq(d.ctx, cq.buffer(), cq_count, event_fd, &cq.handle), 0);
   EXPECT_EQ(d.dev().create_wq(d.ctx, d.pd, ring.data(), ring_bytes, 256, 1, cq.handle, &wq), 0);
 }
 
 RxSet::RxSet(Driver& d, uint32_t port, unsigned n, const uint8_t* key, uint32_t ring_bytes,
-             uint32_t cq_count)
+             uint32_t cq_count, int event_fd)
     : d_(d) {
   std::vector<uint32_t> wqs;
   for (unsigned i = 0; i < n; ++i) {
-    queues.push_back(std::make_unique<RxQueue>(d, ring_bytes, cq_count));
+    queues.push_back(std::make_unique<RxQueue>(d, ring_bytes, cq_count, event_fd));
     wqs.push_back(queues.back()->wq);
   }
   unsigned log = 0;

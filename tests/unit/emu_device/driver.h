@@ -57,9 +57,10 @@ class CqRing {
 // A driver context: device, doorbell page, PD and one registered arena for packet buffers.
 class Driver {
  public:
-  explicit Driver(const VfConfig& config, size_t arena_bytes = 4 << 20);
+  // `real_wires`: the wires named in the config (make_wires) instead of test wires.
+  explicit Driver(const VfConfig& config, size_t arena_bytes = 4 << 20, bool real_wires = false);
   Device& dev() { return *dev_; }
-  TestWire& wire(unsigned port) { return *wires_->wires[port]; }
+  TestWire& wire(unsigned port) { return *wires_->wires[port]; }  // test wires only
   uint32_t ctx = 0, pd = 0, lkey = 0;
   PageBuffer page{4096};
   // Bump allocation in the registered arena (64-byte aligned); reset() starts over.
@@ -96,7 +97,8 @@ struct TxOptions {
 
 class TxQueue {
  public:
-  TxQueue(Driver& d, uint32_t port, uint32_t sq_bytes = 4096, uint32_t cq_count = 64);
+  TxQueue(Driver& d, uint32_t port, uint32_t sq_bytes = 4096, uint32_t cq_count = 64,
+          int event_fd = -1);
   int status = 0;  // create_raw_qp's result
   SqBinding binding{};
   uint32_t qp = 0;
@@ -122,7 +124,7 @@ class TxQueue {
 
 // RX side: WQs with their CQs, grouped by an RSS QP.
 struct RxQueue {
-  RxQueue(Driver& d, uint32_t ring_bytes, uint32_t cq_count);
+  RxQueue(Driver& d, uint32_t ring_bytes, uint32_t cq_count, int event_fd = -1);
   CqRing cq;
   PageBuffer ring;
   uint32_t wq = 0;
@@ -136,7 +138,7 @@ class RxSet {
  public:
   // `n` queues (power of two) on IB port `port` with `key` (40 bytes; null: the default key).
   RxSet(Driver& d, uint32_t port, unsigned n, const uint8_t* key = nullptr,
-        uint32_t ring_bytes = 4096, uint32_t cq_count = 64);
+        uint32_t ring_bytes = 4096, uint32_t cq_count = 64, int event_fd = -1);
   int status = 0;
   uint32_t qp = 0;
   std::vector<std::unique_ptr<RxQueue>> queues;
