@@ -110,6 +110,19 @@ bool parse_bit(std::string_view text, bool* out) {
   return false;
 }
 
+std::vector<std::string_view> split_words(std::string_view line) {
+  auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r'; };
+  std::vector<std::string_view> words;
+  size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && blank(line[i])) ++i;
+    size_t start = i;
+    while (i < line.size() && !blank(line[i])) ++i;
+    if (i > start) words.push_back(line.substr(start, i - start));
+  }
+  return words;
+}
+
 bool is_plain_value(std::string_view text) {
   if (text.empty()) return false;
   for (char c : text) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace mana::emu {
 
@@ -27,6 +28,9 @@ bool parse_uint(std::string_view text, uint32_t max, uint32_t* out);
 
 // "0"/"1" as in the config file.
 bool parse_bit(std::string_view text, bool* out);
+
+// The words of a line separated by spaces, tabs or carriage returns (views into `line`).
+std::vector<std::string_view> split_words(std::string_view line);
 
 // True when `text` holds no whitespace, '#' or '=' and is not empty: safe as a config value.
 bool is_plain_value(std::string_view text);

@@ -14,18 +14,6 @@ constexpr uint32_t kMaxIndex = 1u << 16;
 constexpr uint32_t kMaxFaultCount = 1u << 24;
 constexpr uint32_t kMaxCqeType = 63;  // 6-bit CQE type field
 
-std::vector<std::string_view> words_of(std::string_view line) {
-  std::vector<std::string_view> words;
-  size_t i = 0;
-  while (i < line.size()) {
-    while (i < line.size() && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r')) ++i;
-    size_t start = i;
-    while (i < line.size() && line[i] != ' ' && line[i] != '\t' && line[i] != '\r') ++i;
-    if (i > start) words.push_back(line.substr(start, i - start));
-  }
-  return words;
-}
-
 bool fail(std::string* error, const std::string& reason) {
   *error = reason;
   return false;
@@ -89,7 +77,7 @@ void json_queues(std::ostringstream& out, const std::vector<uint32_t>& ids, Read
 }  // namespace
 
 bool parse_control_command(std::string_view line, ControlCommand* out, std::string* error) {
-  const auto w = words_of(line);
+  const auto w = split_words(line);
   if (w.empty()) return fail(error, "empty command");
   ControlCommand cmd;
   const std::string_view verb = w[0];

@@ -206,6 +206,11 @@ TEST(ValueParsers, PciAddresses) {
   }
 }
 
+TEST(ValueParsers, SplitWordsOnBlanks) {
+  EXPECT_EQ(split_words(" a\tbb  c=d\r"), (std::vector<std::string_view>{"a", "bb", "c=d"}));
+  EXPECT_TRUE(split_words(" \t\r ").empty());
+}
+
 TEST(ValueParsers, NumbersAndWires) {
   uint32_t v = 0;
   EXPECT_TRUE(parse_uint("4294967295", UINT32_MAX, &v));
