@@ -1,14 +1,275 @@
+// Probe of one MANA PCI function (spec §2.1, §2.2): find its Ethernet RDMA device, select the ports
+// (all, or those whose MAC is given with mac=), and create one ethdev per port with its own verbs
+// context, PD and parent domain.
 #include "probe.h"
 
 #include <cerrno>
+#include <cstring>
 
 #include <bus_pci_driver.h>
+#include <ethdev_driver.h>
+#include <ethdev_pci.h>
+#include <infiniband/verbs.h>
 #include <rte_devargs.h>
+#include <rte_malloc.h>
 
+#include "burst.h"
 #include "devargs.h"
+#include "ethdev_ops.h"
+#include "ib_sysfs.h"
+#include "intr.h"
+#include "mana/toeplitz.h"
 #include "mana_log.h"
+#include "mp.h"
+#include "priv.h"
 
 namespace mana {
+namespace {
+
+// vendor_part_id of the Ethernet (RAW QP) device since the 2025 device split; 0 before it.
+constexpr uint32_t kVendorPartEthernet = 2;
+constexpr unsigned kMaxPortsPerFunction = 16;
+
+struct Candidate {
+  ibv_device* ibdev;
+  unsigned ib_port;
+  PortNetdev netdev;
+  DeviceCaps caps;
+};
+
+DeviceCaps caps_of(const ibv_device_attr_ex& attr) {
+  DeviceCaps c;
+  c.max_qp = static_cast<uint32_t>(attr.orig_attr.max_qp);
+  c.max_qp_wr = static_cast<uint32_t>(attr.orig_attr.max_qp_wr);
+  c.max_cqe = static_cast<uint32_t>(attr.orig_attr.max_cqe);
+  c.max_sge = static_cast<uint32_t>(attr.orig_attr.max_sge);
+  c.max_mr = static_cast<uint32_t>(attr.orig_attr.max_mr);
+  c.max_mr_size = attr.orig_attr.max_mr_size;
+  return c;
+}
+
+// Queries the device; false (logged) when it is not a usable Ethernet device.
+bool query_ethernet_device(ibv_device* ibdev, const char* pci_name, ibv_device_attr_ex* attr) {
+  ibv_context* ctx = ibv_open_device(ibdev);
+  if (ctx == nullptr) {
+    MANA_INIT_LOG(ERR, "%s: cannot open RDMA device %s: %s: check permissions of /dev/infiniband",
+                  pci_name, ibdev->name, strerror(errno));
+    return false;
+  }
+  *attr = ibv_device_attr_ex{};
+  const int rc = ibv_query_device_ex(ctx, nullptr, attr);
+  ibv_close_device(ctx);
+  if (rc != 0) {
+    MANA_INIT_LOG(ERR, "%s: cannot query RDMA device %s: %s", pci_name, ibdev->name, strerror(rc));
+    return false;
+  }
+  if (attr->orig_attr.vendor_part_id != 0 &&
+      (attr->orig_attr.vendor_part_id != kVendorPartEthernet || attr->raw_packet_caps == 0)) {
+    MANA_INIT_LOG(INFO, "%s: skipping RDMA device %s (vendor part %u): not the Ethernet device",
+                  pci_name, ibdev->name, attr->orig_attr.vendor_part_id);
+    return false;
+  }
+  const DeviceCaps caps = caps_of(*attr);
+  if (max_desc_of(caps) < kMinDesc || caps.max_sge == 0 || caps.max_qp == 0) {
+    MANA_INIT_LOG(ERR,
+                  "%s: RDMA device %s reports unusable limits (max_qp %u, max_qp_wr %u, max_cqe "
+                  "%u, max_sge %u)",
+                  pci_name, ibdev->name, caps.max_qp, caps.max_qp_wr, caps.max_cqe, caps.max_sge);
+    return false;
+  }
+  return true;
+}
+
+// Collects the ports of `pci` that the devargs select. Returns their number, or a negative errno.
+int find_ports(rte_pci_device* pci, const Devargs& devargs, ibv_device** list, int n,
+               Candidate* out) {
+  bool mac_found[kMaxMacDevargs] = {};
+  unsigned count = 0;
+  const char* some_ibdev_path = nullptr;
+  for (int i = 0; i < n; i++) {
+    rte_pci_addr addr;
+    const int rc = ib_device_pci_addr(list[i]->ibdev_path, &addr);
+    if (rc != 0) {
+      MANA_INIT_LOG(DEBUG, "RDMA device %s: no PCI_SLOT_NAME in %s/device/uevent: skipped",
+                    list[i]->name, list[i]->ibdev_path);
+      continue;
+    }
+    if (rte_pci_addr_cmp(&addr, &pci->addr) != 0) continue;
+    ibv_device_attr_ex attr;
+    if (!query_ethernet_device(list[i], pci->name, &attr)) continue;
+    some_ibdev_path = list[i]->ibdev_path;
+    for (unsigned port = 1; port <= attr.orig_attr.phys_port_cnt; port++) {
+      PortNetdev nd;
+      if (ib_port_netdev(list[i]->ibdev_path, port, &nd) != 0) {
+        MANA_INIT_LOG(WARNING, "%s: RDMA device %s port %u has no netdev with dev_port %u: skipped",
+                      pci->name, list[i]->name, port, port - 1);
+        continue;
+      }
+      if (!devargs.wants(nd.mac)) continue;
+      for (unsigned m = 0; m < devargs.mac_count; m++)
+        if (rte_is_same_ether_addr(&devargs.macs[m], &nd.mac)) mac_found[m] = true;
+      if (count == kMaxPortsPerFunction) break;
+      out[count++] = Candidate{list[i], port, nd, caps_of(attr)};
+    }
+  }
+  if (some_ibdev_path == nullptr) {
+    MANA_INIT_LOG(ERR,
+                  "%s: no MANA Ethernet RDMA device belongs to this PCI function: load the kernel "
+                  "modules (modprobe mana_ib ib_uverbs) and check rdma-core >= 44",
+                  pci->name);
+    return -ENODEV;
+  }
+  for (unsigned m = 0; m < devargs.mac_count; m++) {
+    if (mac_found[m]) continue;
+    char wanted[RTE_ETHER_ADDR_FMT_SIZE];
+    char existing[512];
+    rte_ether_format_addr(wanted, sizeof(wanted), &devargs.macs[m]);
+    list_port_macs(some_ibdev_path, existing, sizeof(existing));
+    MANA_INIT_LOG(ERR, "%s: no port has MAC %s (mac= devargs): the ports are: %s", pci->name,
+                  wanted, existing[0] ? existing : "none");
+    return -ENODEV;
+  }
+  return static_cast<int>(count);
+}
+
+int open_verbs(PortPriv& priv, ibv_device* ibdev) {
+  priv.ctx = ibv_open_device(ibdev);
+  if (priv.ctx == nullptr) {
+    MANA_INIT_LOG(ERR, "%s: cannot open RDMA device %s: %s", priv.name, ibdev->name,
+                  strerror(errno));
+    return -ENODEV;
+  }
+  priv.pd = ibv_alloc_pd(priv.ctx);
+  if (priv.pd == nullptr) {
+    MANA_INIT_LOG(ERR, "%s: cannot allocate a protection domain: %s", priv.name, strerror(errno));
+    return -ENOMEM;
+  }
+  ibv_parent_domain_init_attr pattr{};
+  pattr.pd = priv.pd;
+  pattr.comp_mask = IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT;
+  pattr.pd_context = reinterpret_cast<void*>(static_cast<uintptr_t>(priv.ib_port));
+  priv.parent_pd = ibv_alloc_parent_domain(priv.ctx, &pattr);
+  if (priv.parent_pd == nullptr) {
+    MANA_INIT_LOG(ERR, "%s: cannot allocate a parent domain: %s", priv.name, strerror(errno));
+    return -ENOMEM;
+  }
+  return 0;
+}
+
+int create_port(rte_pci_device* pci, const Candidate& c) {
+  char name[RTE_ETH_NAME_MAX_LEN];
+  snprintf(name, sizeof(name), "%s_port%u", pci->name, c.ib_port);
+  const int socket = pci->device.numa_node;
+  rte_eth_dev* dev = rte_eth_dev_allocate(name);
+  if (dev == nullptr) {
+    MANA_INIT_LOG(ERR, "%s: cannot allocate an ethdev (is the port already probed?)", name);
+    return -ENOMEM;
+  }
+  auto* priv = static_cast<PortPriv*>(
+      rte_zmalloc_socket("mana_priv", sizeof(PortPriv), RTE_CACHE_LINE_SIZE, socket));
+  auto* mac = static_cast<rte_ether_addr*>(
+      rte_zmalloc_socket("mana_mac", sizeof(rte_ether_addr), 0, socket));
+  auto* pp = static_cast<ProcessPrivate*>(
+      rte_zmalloc_socket("mana_proc", sizeof(ProcessPrivate), RTE_CACHE_LINE_SIZE, socket));
+  dev->data->dev_private = priv;
+  dev->data->mac_addrs = mac;
+  dev->process_private = pp;
+  int rc = (priv && mac && pp) ? 0 : -ENOMEM;
+  if (rc != 0) MANA_INIT_LOG(ERR, "%s: out of DPDK memory", name);
+  if (rc == 0) {
+    priv->ib_port = static_cast<uint8_t>(c.ib_port);
+    priv->port_id = dev->data->port_id;
+    snprintf(priv->ifname, sizeof(priv->ifname), "%s", c.netdev.ifname);
+    snprintf(priv->name, sizeof(priv->name), "%s", name);
+    priv->mac = c.netdev.mac;
+    priv->caps = c.caps;
+    priv->socket = socket;
+    std::memcpy(priv->rss_key, kDefaultRssKey, sizeof(priv->rss_key));
+    *mac = c.netdev.mac;
+    rc = open_verbs(*priv, c.ibdev);
+  }
+  if (rc == 0) {
+    rc = mr_port_cache_init(priv->mr, socket);
+    if (rc != 0) MANA_INIT_LOG(ERR, "%s: out of DPDK memory for the MR cache", name);
+  }
+  if (rc == 0) {
+    pp->registrar = verbs_registrar(priv->pd);
+    rc = intr_install(dev);
+  }
+  if (rc != 0) {
+    if (priv != nullptr) close_port_resources(*priv);
+    rte_free(pp);
+    dev->process_private = nullptr;
+    rte_eth_dev_release_port(dev);
+    return rc;
+  }
+  rte_eth_copy_pci_info(dev, pci);
+  dev->device = &pci->device;
+  dev->dev_ops = primary_dev_ops();
+  dev->rx_pkt_burst = rx_burst_stopped;
+  dev->tx_pkt_burst = tx_burst_stopped;
+  rte_eth_dev_probing_finish(dev);
+  char m[RTE_ETHER_ADDR_FMT_SIZE];
+  rte_ether_format_addr(m, sizeof(m), &priv->mac);
+  MANA_INIT_LOG(INFO, "%s: port %u, %s (%s) on RDMA device %s port %u", name, priv->port_id, m,
+                priv->ifname, c.ibdev->name, c.ib_port);
+  return 0;
+}
+
+void close_all_ports(rte_pci_device* pci) {
+  const bool primary = rte_eal_process_type() == RTE_PROC_PRIMARY;
+  uint16_t port_id;
+  RTE_ETH_FOREACH_DEV_OF(port_id, &pci->device) {
+    if (primary) rte_eth_dev_stop(port_id);
+    rte_eth_dev_close(port_id);
+  }
+}
+
+// Creates (primary) or attaches to (secondary) the ethdev of every selected port.
+int probe_function(rte_pci_device* pci, const Devargs& devargs, bool primary) {
+  int n = 0;
+  ibv_device** list = ibv_get_device_list(&n);
+  if (list == nullptr) {
+    MANA_INIT_LOG(ERR, "%s: cannot list RDMA devices: %s: load ib_uverbs and mana_ib", pci->name,
+                  strerror(errno));
+    return -ENODEV;
+  }
+  Candidate cands[kMaxPortsPerFunction];
+  int rc = find_ports(pci, devargs, list, n, cands);
+  if (rc == 0) {
+    MANA_INIT_LOG(ERR, "%s: no port to probe", pci->name);
+    rc = -ENODEV;
+  }
+  const int count = rc;
+  for (int i = 0; i < count; i++) {
+    if (primary) {
+      rc = create_port(pci, cands[i]);
+    } else {
+      char name[RTE_ETH_NAME_MAX_LEN];
+      snprintf(name, sizeof(name), "%s_port%u", pci->name, cands[i].ib_port);
+      rc = mp_attach_secondary(pci, name);
+    }
+    if (rc != 0) {
+      close_all_ports(pci);
+      break;
+    }
+  }
+  ibv_free_device_list(list);
+  return rc < 0 ? rc : 0;
+}
+
+}  // namespace
+
+void close_port_resources(PortPriv& priv) {
+  intr_uninstall(priv);
+  if (priv.mr.entries != nullptr) mr_port_cache_release(priv.mr, verbs_registrar(priv.pd));
+  if (priv.parent_pd != nullptr) ibv_dealloc_pd(priv.parent_pd);
+  if (priv.pd != nullptr) ibv_dealloc_pd(priv.pd);
+  if (priv.ctx != nullptr) ibv_close_device(priv.ctx);
+  priv.parent_pd = nullptr;
+  priv.pd = nullptr;
+  priv.ctx = nullptr;
+}
 
 int probe_pci_device(rte_pci_device* pci) {
   const char* args = pci->device.devargs ? pci->device.devargs->args : nullptr;
@@ -18,12 +279,17 @@ int probe_pci_device(rte_pci_device* pci) {
     MANA_INIT_LOG(ERR, "%s: %s", pci->name, error);
     return rc;
   }
-  MANA_INIT_LOG(INFO, "%s: %u mac= devargs", pci->name, devargs.mac_count);
-  // Port discovery through rdma-core comes with the control path (issue 4).
-  MANA_INIT_LOG(ERR, "%s: port discovery is not implemented in this build", pci->name);
-  return -ENODEV;
+  if (rte_eal_process_type() != RTE_PROC_PRIMARY) return probe_function(pci, devargs, false);
+  if (int rc = mp_init_primary(); rc != 0) return rc;
+  const int rc = probe_function(pci, devargs, true);
+  if (rc != 0) mp_uninit_primary();
+  return rc;
 }
 
-int remove_pci_device(rte_pci_device* /*pci*/) { return 0; }
+int remove_pci_device(rte_pci_device* pci) {
+  close_all_ports(pci);
+  if (rte_eal_process_type() == RTE_PROC_PRIMARY) mp_uninit_primary();
+  return 0;
+}
 
 }  // namespace mana

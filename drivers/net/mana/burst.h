@@ -1,0 +1,21 @@
+// Burst functions: specialised at compile time for the offloads in use and chosen at dev_start.
+#pragma once
+
+#include <cstdint>
+
+#include <ethdev_driver.h>
+
+namespace mana {
+
+eth_rx_burst_t select_rx_burst(uint64_t rx_offloads);
+eth_tx_burst_t select_tx_burst(uint64_t tx_offloads);
+
+// Installed while the port is stopped: receive and send nothing.
+uint16_t rx_burst_stopped(void* queue, rte_mbuf** pkts, uint16_t n);
+uint16_t tx_burst_stopped(void* queue, rte_mbuf** pkts, uint16_t n);
+
+// Frees the mbufs of completed TX descriptors (also used by tx_done_cleanup). Returns how many
+// packets completed.
+uint32_t tx_reclaim(struct TxQueue& q);
+
+}  // namespace mana

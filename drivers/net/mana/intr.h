@@ -1,0 +1,14 @@
+// Device events (spec §2.7): the verbs async fd is watched by the EAL interrupt thread; a fatal
+// device event (VF hot-removed) becomes RTE_ETH_EVENT_INTR_RMV for the application.
+#pragma once
+
+struct rte_eth_dev;
+
+namespace mana {
+
+struct PortPriv;
+
+int intr_install(rte_eth_dev* dev);
+void intr_uninstall(PortPriv& priv);
+
+}  // namespace mana

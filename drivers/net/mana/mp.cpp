@@ -1,0 +1,242 @@
+#include "mp.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include <bus_pci_driver.h>
+#include <ethdev_driver.h>
+#include <infiniband/verbs.h>
+extern "C" {  // this SDK header lacks C++ guards
+#include <rte_eal_paging.h>
+}
+#include <rte_malloc.h>
+
+#include "burst.h"
+#include "ethdev_ops.h"
+#include "mana_log.h"
+#include "priv.h"
+
+namespace mana {
+namespace {
+
+constexpr char kAction[] = "net_mana_mp";
+constexpr int kTimeoutSec = 5;
+
+enum MpType : int { kCmdFd = 1, kRegisterMr = 2, kStartRxTx = 3, kStopRxTx = 4 };
+
+struct MpParam {
+  int type;
+  uint16_t port_id;
+  int result;
+  uint64_t addr;
+  uint64_t len;
+  uint32_t lkey;
+  uint64_t handle;
+};
+static_assert(sizeof(MpParam) <= RTE_MP_MAX_PARAM_LEN);
+
+unsigned g_users = 0;  // probed PCI functions of this process that use the action
+
+rte_mp_msg make_msg(MpType type, uint16_t port_id) {
+  rte_mp_msg msg{};
+  snprintf(msg.name, sizeof(msg.name), "%s", kAction);
+  MpParam p{};
+  p.type = type;
+  p.port_id = port_id;
+  std::memcpy(msg.param, &p, sizeof(p));
+  msg.len_param = sizeof(p);
+  return msg;
+}
+
+MpParam param_of(const rte_mp_msg* msg) {
+  MpParam p{};
+  std::memcpy(&p, msg->param, sizeof(p));
+  return p;
+}
+
+int reply(const rte_mp_msg* req, const void* peer, const MpParam& p, int fd = -1) {
+  rte_mp_msg msg{};
+  snprintf(msg.name, sizeof(msg.name), "%s", req->name);
+  std::memcpy(msg.param, &p, sizeof(p));
+  msg.len_param = sizeof(p);
+  if (fd >= 0) {
+    msg.fds[0] = fd;
+    msg.num_fds = 1;
+  }
+  return rte_mp_reply(&msg, static_cast<const char*>(peer));
+}
+
+int on_primary_request(const rte_mp_msg* msg, const void* peer) {
+  MpParam p = param_of(msg);
+  if (!rte_eth_dev_is_valid_port(p.port_id)) {
+    p.result = -ENODEV;
+    return reply(msg, peer, p);
+  }
+  PortPriv* priv = priv_of(&rte_eth_devices[p.port_id]);
+  switch (p.type) {
+    case kCmdFd:
+      p.result = 0;
+      return reply(msg, peer, p, priv->ctx->cmd_fd);
+    case kRegisterMr: {
+      const MrRegistrar r = verbs_registrar(priv->pd);
+      void* handle = nullptr;
+      p.result = r.reg(r.ctx, p.addr, p.len, &p.lkey, &handle);
+      p.handle = reinterpret_cast<uintptr_t>(handle);
+      return reply(msg, peer, p);
+    }
+    default:
+      p.result = -EINVAL;
+      return reply(msg, peer, p);
+  }
+}
+
+void install_bursts(uint16_t port_id, bool started) {
+  rte_eth_dev* dev = &rte_eth_devices[port_id];
+  dev->rx_pkt_burst =
+      started ? select_rx_burst(dev->data->dev_conf.rxmode.offloads) : rx_burst_stopped;
+  dev->tx_pkt_burst =
+      started ? select_tx_burst(dev->data->dev_conf.txmode.offloads) : tx_burst_stopped;
+  // 22.11 captured the fast-path ops at attach time: update them too (spec §3.6).
+  rte_eth_fp_ops[port_id].rx_pkt_burst = dev->rx_pkt_burst;
+  rte_eth_fp_ops[port_id].tx_pkt_burst = dev->tx_pkt_burst;
+  rte_eth_fp_ops[port_id].rxq.data = dev->data->rx_queues;
+  rte_eth_fp_ops[port_id].txq.data = dev->data->tx_queues;
+  rte_wmb();
+}
+
+int on_secondary_request(const rte_mp_msg* msg, const void* peer) {
+  MpParam p = param_of(msg);
+  p.result = 0;
+  if (!rte_eth_dev_is_valid_port(p.port_id))
+    p.result = -ENODEV;
+  else if (p.type == kStartRxTx || p.type == kStopRxTx)
+    install_bursts(p.port_id, p.type == kStartRxTx);
+  else
+    p.result = -EINVAL;
+  return reply(msg, peer, p);
+}
+
+int action_ref() {
+  if (g_users++ != 0) return 0;
+  const bool primary = rte_eal_process_type() == RTE_PROC_PRIMARY;
+  const int rc =
+      rte_mp_action_register(kAction, primary ? on_primary_request : on_secondary_request);
+  if (rc != 0 && rte_errno != EEXIST && rte_errno != ENOTSUP) {
+    MANA_INIT_LOG(ERR, "cannot register the multi-process action %s: %s", kAction,
+                  rte_strerror(rte_errno));
+    g_users--;
+    return -rte_errno;
+  }
+  return 0;
+}
+
+void action_unref() {
+  if (g_users == 0 || --g_users != 0) return;
+  rte_mp_action_unregister(kAction);
+}
+
+// Sends `msg` to the primary and waits for its one reply.
+int request_primary(rte_mp_msg* msg, rte_mp_msg* out) {
+  struct rte_mp_reply replies {};
+  timespec ts{kTimeoutSec, 0};
+  if (rte_mp_request_sync(msg, &replies, &ts) != 0 || replies.nb_received != 1) {
+    free(replies.msgs);
+    return -EIO;
+  }
+  *out = replies.msgs[0];
+  free(replies.msgs);
+  return 0;
+}
+
+int mp_reg(void* ctx, uintptr_t start, size_t len, uint32_t* lkey, void** handle) {
+  rte_mp_msg msg = make_msg(kRegisterMr, static_cast<uint16_t>(reinterpret_cast<uintptr_t>(ctx)));
+  MpParam p = param_of(&msg);
+  p.addr = start;
+  p.len = len;
+  std::memcpy(msg.param, &p, sizeof(p));
+  rte_mp_msg answer;
+  if (int rc = request_primary(&msg, &answer); rc != 0) return rc;
+  p = param_of(&answer);
+  if (p.result != 0) return p.result;
+  *lkey = p.lkey;
+  *handle = reinterpret_cast<void*>(p.handle);  // the primary's MR, deregistered at its close
+  return 0;
+}
+
+void mp_dereg(void*, void*) {}  // only the primary deregisters
+
+void notify(rte_eth_dev* dev, MpType type) {
+  rte_mp_msg msg = make_msg(type, dev->data->port_id);
+  struct rte_mp_reply replies {};
+  timespec ts{kTimeoutSec, 0};
+  if (rte_mp_request_sync(&msg, &replies, &ts) != 0)
+    MANA_DRV_LOG(WARNING,
+                 "port %u: secondary processes did not all confirm the %s of the data path",
+                 dev->data->port_id, type == kStartRxTx ? "start" : "stop");
+  free(replies.msgs);
+}
+
+}  // namespace
+
+int mp_init_primary() { return action_ref(); }
+void mp_uninit_primary() { action_unref(); }
+
+void mp_notify_secondaries_start(rte_eth_dev* dev) { notify(dev, kStartRxTx); }
+void mp_notify_secondaries_stop(rte_eth_dev* dev) { notify(dev, kStopRxTx); }
+
+int mp_attach_secondary(rte_pci_device* pci, const char* name) {
+  if (int rc = action_ref(); rc != 0) return rc;
+  rte_eth_dev* dev = rte_eth_dev_attach_secondary(name);
+  if (dev == nullptr) {
+    MANA_INIT_LOG(ERR, "%s: the primary process has no such port", name);
+    action_unref();
+    return -ENODEV;
+  }
+  auto* pp = static_cast<ProcessPrivate*>(
+      rte_zmalloc("mana_proc", sizeof(ProcessPrivate), RTE_CACHE_LINE_SIZE));
+  rte_mp_msg msg = make_msg(kCmdFd, dev->data->port_id);
+  rte_mp_msg answer;
+  int rc = pp ? request_primary(&msg, &answer) : -ENOMEM;
+  if (rc == 0 && (param_of(&answer).result != 0 || answer.num_fds != 1)) rc = -EIO;
+  if (rc == 0) {
+    const int fd = answer.fds[0];
+    void* page = mmap(nullptr, rte_mem_page_size(), PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (page == MAP_FAILED) {
+      rc = -errno;
+    } else {
+      pp->db_page = page;
+    }
+  }
+  if (rc != 0) {
+    MANA_INIT_LOG(ERR, "%s: cannot map the primary's doorbell page: %s", name, strerror(-rc));
+    rte_free(pp);
+    rte_eth_dev_release_port(dev);
+    action_unref();
+    return rc;
+  }
+  pp->registrar = MrRegistrar{mp_reg, mp_dereg,
+                              reinterpret_cast<void*>(static_cast<uintptr_t>(dev->data->port_id))};
+  dev->process_private = pp;
+  dev->device = &pci->device;
+  dev->dev_ops = secondary_dev_ops();
+  const bool started = priv_of(dev)->started;
+  dev->rx_pkt_burst =
+      started ? select_rx_burst(dev->data->dev_conf.rxmode.offloads) : rx_burst_stopped;
+  dev->tx_pkt_burst =
+      started ? select_tx_burst(dev->data->dev_conf.txmode.offloads) : tx_burst_stopped;
+  rte_eth_dev_probing_finish(dev);
+  return 0;
+}
+
+void mp_detach_secondary(rte_eth_dev* dev) {
+  auto* pp = static_cast<ProcessPrivate*>(dev->process_private);
+  if (pp != nullptr && pp->db_page != nullptr) munmap(pp->db_page, rte_mem_page_size());
+  action_unref();
+}
+
+}  // namespace mana

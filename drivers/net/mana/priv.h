@@ -1,0 +1,159 @@
+// The driver's state: per port (ethdev dev_private) and per queue. All of it lives in DPDK memory
+// so that secondary processes see it at the same address; data-path fields come first in each
+// queue.
+#pragma once
+
+#include <net/if.h>
+
+#include <cstdint>
+
+#include <ethdev_driver.h>
+#include <rte_ethdev.h>
+#include <rte_ether.h>
+
+#include "gdma.h"
+#include "mana/gdma_format.h"
+#include "mr_cache.h"
+#include "tx_oob.h"
+
+struct ibv_context;
+struct ibv_pd;
+struct ibv_cq;
+struct ibv_qp;
+struct ibv_wq;
+struct ibv_rwq_ind_table;
+struct rte_intr_handle;
+
+namespace mana {
+
+inline constexpr uint32_t kMinDesc = 64;
+inline constexpr uint32_t kDescAlign = 64;
+inline constexpr uint32_t kDefaultDesc = 256;
+inline constexpr uint32_t kMaxRxQueues = hw::kRssTableSize;
+inline constexpr uint32_t kMinRxBufSize = 1024;
+
+// Limits from ibv_query_device_ex at probe.
+struct DeviceCaps {
+  uint32_t max_qp = 0;
+  uint32_t max_qp_wr = 0;
+  uint32_t max_cqe = 0;
+  uint32_t max_sge = 0;
+  uint32_t max_mr = 0;
+  uint64_t max_mr_size = 0;
+};
+
+// Error completions counted per type (xstats); the last slot takes types we do not know.
+inline constexpr unsigned kRxCqeErrorKinds = 4;   // invalid, object fence, truncated, other
+inline constexpr unsigned kTxCqeErrorKinds = 10;  // types 33..41, other
+
+struct RxQueueStats {
+  uint64_t packets;
+  uint64_t bytes;
+  uint64_t errors;  // error completions (packets dropped by the NIC)
+  uint64_t nombuf;  // packets dropped because no replacement mbuf could be allocated
+  uint64_t cqe_errors[kRxCqeErrorKinds];
+};
+
+struct TxQueueStats {
+  uint64_t packets;  // posted to the NIC
+  uint64_t bytes;
+  uint64_t errors;         // error completions
+  uint64_t ring_full;      // bursts cut short because the SQ was full
+  uint64_t too_many_segs;  // packets refused: more segments than the NIC takes
+  uint64_t mr_miss;        // packets refused: no memory registration covers a segment
+  uint64_t cqe_errors[kTxCqeErrorKinds];
+};
+
+struct PortPriv;
+
+struct RxQueue {
+  // data path
+  WorkQueue rq;
+  CompletionQueue cq;
+  rte_mbuf** mbufs;  // one per RQ WQE, slot = WQE index & desc_mask (every RX WQE is one BU)
+  uint32_t desc_mask;
+  uint32_t buf_len;            // SGE size: data room after the headroom
+  const hw::Cqe* partial_cqe;  // a coalesced CQE whose packets did not all fit in the last burst
+  uint32_t partial_next;       // its next packet_info index
+  uint16_t port_id;
+  uint16_t queue_id;
+  rte_mempool* mp;
+  PortPriv* priv;
+  MrQueueCache mr;
+  RxQueueStats stats;
+  // control path
+  uint32_t nb_desc;
+  int socket;
+  ibv_cq* ib_cq;
+  ibv_wq* ib_wq;
+};
+
+struct TxDesc {
+  rte_mbuf* mbuf;
+  uint16_t bu;          // basic units of its WQE
+  uint16_t suppressed;  // posted with CQE suppression: completes with a later CQE
+};
+
+struct TxQueue {
+  // data path
+  WorkQueue sq;
+  CompletionQueue cq;
+  TxDesc* descs;
+  uint32_t desc_mask;
+  uint32_t desc_head;  // free-running: next descriptor to post
+  uint32_t desc_tail;  // free-running: oldest descriptor not completed
+  TxOobTemplate oob;
+  uint32_t max_sge;
+  uint16_t port_id;
+  uint16_t queue_id;
+  PortPriv* priv;
+  MrQueueCache mr;
+  TxQueueStats stats;
+  // control path
+  uint32_t nb_desc;
+  int socket;
+  ibv_cq* ib_cq;
+  ibv_qp* ib_qp;
+};
+
+struct PortPriv {
+  ibv_context* ctx;
+  ibv_pd* pd;
+  ibv_pd* parent_pd;  // pd_context carries the IB port; all queues are created on it
+  uint8_t ib_port;    // 1-based
+  uint16_t port_id;
+  char ifname[IF_NAMESIZE];  // the kernel netdev of this port, for messages
+  char name[RTE_ETH_NAME_MAX_LEN];
+  rte_ether_addr mac;
+  DeviceCaps caps;
+  int socket;
+
+  uint8_t rss_key[hw::kRssKeySize];
+  uint64_t rss_hf;
+
+  void* db_page;  // primary's doorbell page (secondaries map their own)
+  ibv_rwq_ind_table* ind_table;
+  ibv_qp* rss_qp;
+  MrPortCache mr;
+  rte_intr_handle* intr;
+  bool started;
+};
+
+// Process-local data of a port (rte_eth_dev::process_private): what differs between processes.
+struct ProcessPrivate {
+  void* db_page;          // the doorbell page as mapped in this process
+  MrRegistrar registrar;  // verbs in the primary, a request to the primary in a secondary
+};
+
+inline PortPriv* priv_of(const rte_eth_dev* dev) {
+  return static_cast<PortPriv*>(dev->data->dev_private);
+}
+inline ProcessPrivate& process_private_of(uint16_t port_id) {
+  return *static_cast<ProcessPrivate*>(rte_eth_devices[port_id].process_private);
+}
+
+// Ring sizes: a power of two within the device's limits.
+uint32_t ring_size_for(uint32_t nb_desc, uint32_t max_desc);
+uint32_t max_desc_of(const DeviceCaps& caps);
+
+}  // namespace mana

@@ -1,0 +1,21 @@
+// RSS configuration (spec §2.5): key, hash types and the fixed 64-entry indirection table.
+#pragma once
+
+#include <cstdint>
+
+#include <rte_ethdev.h>
+
+namespace mana {
+
+inline constexpr uint64_t kSupportedRssHf =
+    RTE_ETH_RSS_IPV4 | RTE_ETH_RSS_NONFRAG_IPV4_TCP | RTE_ETH_RSS_NONFRAG_IPV4_UDP |
+    RTE_ETH_RSS_IPV6 | RTE_ETH_RSS_NONFRAG_IPV6_TCP | RTE_ETH_RSS_NONFRAG_IPV6_UDP;
+
+// The verbs rx_hash_fields_mask for `rss_hf` (0: IPv4 2-tuple, as upstream), both directions.
+uint64_t rss_fields_mask(uint64_t rss_hf);
+
+int rss_hash_update(rte_eth_dev* dev, rte_eth_rss_conf* conf);
+int rss_hash_conf_get(rte_eth_dev* dev, rte_eth_rss_conf* conf);
+int reta_query(rte_eth_dev* dev, rte_eth_rss_reta_entry64* conf, uint16_t size);
+
+}  // namespace mana

@@ -1,0 +1,169 @@
+// RX burst (spec §4.4, §4.5, §4.7, §7): poll the CQ, deliver okay/coalesced packets with their
+// metadata, count and recycle error completions, refill with fresh mbufs in bulk and ring the RQ
+// doorbell once. No locks, allocation beyond the mempool, division or logging.
+#include <rte_mbuf.h>
+
+#include "burst.h"
+#include "priv.h"
+#include "rx_cqe.h"
+#include "rx_queue.h"
+
+namespace mana {
+namespace {
+
+constexpr unsigned kMaxRxBurst = 64;
+
+// One consumed RQ WQE: the CQE that reported it and its packet_info index, or an error.
+struct Consumed {
+  const hw::Cqe* cqe;
+  uint8_t packet;
+  bool good;
+};
+
+unsigned rx_error_kind(uint32_t type) {
+  switch (type) {
+    case hw::kCqeInvalid:
+      return 0;
+    case hw::kCqeRxObjectFence:
+      return 1;
+    case hw::kCqeRxTruncated:
+      return 2;
+    default:
+      return 3;
+  }
+}
+
+template <bool kChecksum, bool kRssHash>
+void fill_mbuf(const RxQueue& q, rte_mbuf* m, const hw::Cqe& cqe, unsigned k, uint32_t len) {
+  const uint32_t dw1 = cqe.dw[hw::Cqe::kRxFlagsDword];
+  m->data_off = RTE_PKTMBUF_HEADROOM;
+  m->data_len = static_cast<uint16_t>(len);
+  m->pkt_len = len;
+  m->port = q.port_id;
+  m->packet_type = rx_packet_type(dw1);
+  uint64_t ol = 0;
+  if constexpr (kChecksum) ol |= rx_checksum_flags(dw1);
+  if constexpr (kRssHash) {
+    if (rx_hash_valid(dw1)) {
+      ol |= RTE_MBUF_F_RX_RSS_HASH;
+      m->hash.rss = cqe.rx_packet(k).packet_hash;
+    }
+  }
+  if (rx_vlan_present(dw1)) {
+    ol |= RTE_MBUF_F_RX_VLAN | RTE_MBUF_F_RX_VLAN_STRIPPED;
+    m->vlan_tci = rx_vlan_tci(dw1);
+  }
+  m->ol_flags = ol;
+}
+
+// Takes completed WQEs off the CQ, in order, until `budget` packets or the CQ is empty.
+unsigned collect(RxQueue& q, Consumed* done, unsigned budget, unsigned* good) {
+  unsigned n = 0, packets = 0;
+  while (packets < budget && n < kMaxRxBurst) {
+    const hw::Cqe* cqe;
+    unsigned k = 0;
+    if (q.partial_cqe != nullptr) {
+      cqe = q.partial_cqe;
+      k = q.partial_next;
+      q.partial_cqe = nullptr;
+    } else {
+      if (cq_peek(q.cq, &cqe) != CqPoll::kValid) break;
+      q.cq.head++;
+    }
+    const uint32_t type = cqe->type();
+    if (type == hw::kCqeRxOkay || type == hw::kCqeRxCoalesced4) {
+      const unsigned count = rx_cqe_packets(*cqe);
+      for (; k < count && packets < budget && n < kMaxRxBurst; k++) {
+        const bool ok = hw::RxPacketInfo::Length::get(cqe->rx_packet(k).dw0) != 0;
+        done[n++] = Consumed{cqe, static_cast<uint8_t>(k), ok};
+        if (ok) {
+          packets++;
+        } else {
+          q.stats.errors++;
+          q.stats.cqe_errors[rx_error_kind(hw::kCqeInvalid)]++;
+        }
+      }
+      if (k < count) {  // the rest of this CQE goes to the next burst
+        q.partial_cqe = cqe;
+        q.partial_next = k;
+      }
+    } else {
+      done[n++] = Consumed{cqe, 0, false};
+      q.stats.errors++;
+      q.stats.cqe_errors[rx_error_kind(type)]++;
+    }
+  }
+  *good = packets;
+  return n;
+}
+
+template <bool kChecksum, bool kRssHash>
+uint16_t rx_burst(void* queue, rte_mbuf** pkts, uint16_t nb_pkts) {
+  RxQueue& q = *static_cast<RxQueue*>(queue);
+  Consumed done[kMaxRxBurst];
+  unsigned good;
+  const unsigned budget = nb_pkts < kMaxRxBurst ? nb_pkts : kMaxRxBurst;
+  const unsigned n = collect(q, done, budget, &good);
+  if (n == 0) return 0;
+
+  // Replacement buffers; a packet without one is dropped and its mbuf stays in the ring.
+  rte_mbuf* fresh[kMaxRxBurst];
+  unsigned got = 0;
+  if (good != 0) {
+    if (rte_pktmbuf_alloc_bulk(q.mp, fresh, good) == 0) {
+      got = good;
+    } else {
+      while (got < good && (fresh[got] = rte_pktmbuf_alloc(q.mp)) != nullptr) got++;
+      q.stats.nombuf += good - got;
+    }
+  }
+
+  const ProcessPrivate& pp = process_private_of(q.port_id);
+  uint16_t out = 0;
+  uint64_t bytes = 0;
+  unsigned used = 0;
+  for (unsigned i = 0; i < n; i++) {
+    const uint32_t slot = (q.rq.tail_bu + i) & q.desc_mask;
+    rte_mbuf* m = q.mbufs[slot];
+    rte_mbuf* repost = m;
+    if (done[i].good && used < got) {
+      const uint32_t len =
+          hw::RxPacketInfo::Length::get(done[i].cqe->rx_packet(done[i].packet).dw0);
+      fill_mbuf<kChecksum, kRssHash>(q, m, *done[i].cqe, done[i].packet, len);
+      pkts[out++] = m;
+      bytes += len;
+      repost = fresh[used++];
+    }
+    post_rx_buffer(q, repost, rx_buffer_lkey(q, repost, pp.registrar));
+  }
+  q.rq.tail_bu += n;
+  ring_rq_doorbell(pp.db_page, q.rq);
+  q.stats.packets += out;
+  q.stats.bytes += bytes;
+  return out;
+}
+
+}  // namespace
+
+uint16_t rx_burst_stopped(void*, rte_mbuf**, uint16_t) { return 0; }
+
+eth_rx_burst_t select_rx_burst(uint64_t rx_offloads) {
+  const bool csum = rx_offloads & RTE_ETH_RX_OFFLOAD_CHECKSUM;
+  const bool hash = rx_offloads & RTE_ETH_RX_OFFLOAD_RSS_HASH;
+  if (csum) return hash ? rx_burst<true, true> : rx_burst<true, false>;
+  return hash ? rx_burst<false, true> : rx_burst<false, false>;
+}
+
+const uint32_t* rx_supported_ptypes() {
+  static const uint32_t ptypes[] = {
+      RTE_PTYPE_L2_ETHER,
+      RTE_PTYPE_L3_IPV4_EXT_UNKNOWN,
+      RTE_PTYPE_L3_IPV6_EXT_UNKNOWN,
+      RTE_PTYPE_L4_TCP,
+      RTE_PTYPE_L4_UDP,
+      RTE_PTYPE_UNKNOWN,
+  };
+  return ptypes;
+}
+
+}  // namespace mana

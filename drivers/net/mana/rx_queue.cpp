@@ -1,0 +1,231 @@
+#include "rx_queue.h"
+
+#include <cerrno>
+#include <cstring>
+
+#include <ethdev_driver.h>
+#include <infiniband/manadv.h>
+#include <infiniband/verbs.h>
+#include <rte_malloc.h>
+
+#include "mana_log.h"
+#include "queue_memory.h"
+#include "rss.h"
+#include "verbs_errors.h"
+
+namespace mana {
+namespace {
+
+RxQueue* rxq_of(rte_eth_dev* dev, uint16_t i) {
+  return static_cast<RxQueue*>(dev->data->rx_queues[i]);
+}
+
+void free_posted_mbufs(RxQueue& q) {
+  for (uint32_t i = 0; i <= q.desc_mask; i++) {
+    if (q.mbufs[i] != nullptr) rte_pktmbuf_free(q.mbufs[i]);
+    q.mbufs[i] = nullptr;
+  }
+}
+
+// Fills the whole RQ with fresh mbufs and rings the doorbell once.
+int fill_ring(RxQueue& q, void* db_page, const MrRegistrar& r) {
+  const uint32_t n = q.desc_mask + 1;
+  rte_mbuf* bufs[kDefaultDesc];
+  uint32_t posted = 0;
+  while (posted < n) {
+    const uint32_t chunk = RTE_MIN(n - posted, static_cast<uint32_t>(RTE_DIM(bufs)));
+    if (rte_pktmbuf_alloc_bulk(q.mp, bufs, chunk) != 0) {
+      MANA_DRV_LOG(ERR,
+                   "port %u RX queue %u: mempool %s has fewer than %u free mbufs to fill the ring: "
+                   "make the pool larger or the ring smaller",
+                   q.port_id, q.queue_id, q.mp->name, n);
+      return -ENOMEM;
+    }
+    for (uint32_t i = 0; i < chunk; i++) {
+      const uint32_t lkey = rx_buffer_lkey(q, bufs[i], r);
+      if (lkey == kInvalidLkey) {
+        rte_pktmbuf_free_bulk(&bufs[i], chunk - i);
+        MANA_DRV_LOG(ERR, "port %u RX queue %u: mbufs of mempool %s are not registered", q.port_id,
+                     q.queue_id, q.mp->name);
+        return -EFAULT;
+      }
+      post_rx_buffer(q, bufs[i], lkey);
+    }
+    posted += chunk;
+  }
+  ring_rq_doorbell(db_page, q.rq);
+  return 0;
+}
+
+int create_queue_objects(PortPriv& priv, RxQueue& q) {
+  char what[48];
+  if (int rc = use_dpdk_memory_for_queues(priv.ctx, q.socket); rc != 0) return rc;
+  snprintf(what, sizeof(what), "RX queue %u CQ", q.queue_id);
+  q.ib_cq = ibv_create_cq(priv.ctx, static_cast<int>(q.nb_desc), nullptr, nullptr, 0);
+  if (q.ib_cq == nullptr) return log_queue_create_error(priv, what, errno);
+
+  ibv_wq_init_attr attr{};
+  attr.wq_type = IBV_WQT_RQ;
+  attr.max_wr = q.nb_desc;
+  attr.max_sge = 1;
+  attr.pd = priv.parent_pd;
+  attr.cq = q.ib_cq;
+  snprintf(what, sizeof(what), "RX queue %u WQ", q.queue_id);
+  q.ib_wq = ibv_create_wq(priv.ctx, &attr);
+  if (q.ib_wq == nullptr) return log_queue_create_error(priv, what, errno);
+  return 0;
+}
+
+int create_rss_qp(rte_eth_dev* dev, PortPriv& priv) {
+  const uint16_t n = dev->data->nb_rx_queues;
+  ibv_wq* wqs[kMaxRxQueues];
+  for (uint16_t i = 0; i < n; i++) wqs[i] = rxq_of(dev, i)->ib_wq;
+
+  ibv_rwq_ind_table_init_attr tattr{};
+  tattr.log_ind_tbl_size = log2_of_pow2(n);
+  tattr.ind_tbl = wqs;
+  priv.ind_table = ibv_create_rwq_ind_table(priv.ctx, &tattr);
+  if (priv.ind_table == nullptr)
+    return log_queue_create_error(priv, "RSS indirection table", errno);
+
+  ibv_qp_init_attr_ex qattr{};
+  qattr.qp_type = IBV_QPT_RAW_PACKET;
+  qattr.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_RX_HASH | IBV_QP_INIT_ATTR_IND_TABLE;
+  qattr.pd = priv.parent_pd;
+  qattr.rwq_ind_tbl = priv.ind_table;
+  qattr.rx_hash_conf.rx_hash_function = IBV_RX_HASH_FUNC_TOEPLITZ;
+  qattr.rx_hash_conf.rx_hash_key_len = hw::kRssKeySize;
+  qattr.rx_hash_conf.rx_hash_key = priv.rss_key;
+  qattr.rx_hash_conf.rx_hash_fields_mask = rss_fields_mask(priv.rss_hf);
+  priv.rss_qp = ibv_create_qp_ex(priv.ctx, &qattr);
+  if (priv.rss_qp == nullptr) return log_queue_create_error(priv, "RSS QP", errno);
+  return 0;
+}
+
+// Queue ids become valid with the RSS QP; read the geometry only then.
+int bind_hardware_queue(PortPriv& priv, RxQueue& q) {
+  manadv_cq cq{};
+  manadv_rwq rwq{};
+  manadv_obj obj{};
+  obj.cq.in = q.ib_cq;
+  obj.cq.out = &cq;
+  obj.rwq.in = q.ib_wq;
+  obj.rwq.out = &rwq;
+  if (int rc = manadv_init_obj(&obj, MANADV_OBJ_CQ | MANADV_OBJ_RWQ); rc != 0) {
+    MANA_DRV_LOG(ERR, "port %u RX queue %u: manadv_init_obj failed: %s", priv.port_id, q.queue_id,
+                 strerror(rc));
+    return -rc;
+  }
+  if (!is_pow2(cq.count) || !is_pow2(rwq.size) || rwq.count < q.nb_desc ||
+      rwq.size < rwq.count * hw::kBasicUnit) {
+    MANA_DRV_LOG(ERR, "port %u RX queue %u: unexpected queue geometry (CQ %u, RQ %u WQEs / %u B)",
+                 priv.port_id, q.queue_id, cq.count, rwq.count, rwq.size);
+    return -EPROTO;
+  }
+  q.cq = CompletionQueue{static_cast<hw::Cqe*>(cq.buf), cq.count - 1, log2_of_pow2(cq.count),
+                         hw::cq_initial_head(cq.count), cq.cq_id};
+  q.rq = WorkQueue{static_cast<uint8_t*>(rwq.buf), rwq.size - 1, q.nb_desc, 0, 0, rwq.wq_id};
+  if (priv.db_page == nullptr) priv.db_page = rwq.db_page;
+  return 0;
+}
+
+void destroy_queue_objects(RxQueue& q) {
+  if (q.ib_wq != nullptr) ibv_destroy_wq(q.ib_wq);
+  if (q.ib_cq != nullptr) ibv_destroy_cq(q.ib_cq);
+  q.ib_wq = nullptr;
+  q.ib_cq = nullptr;
+  free_posted_mbufs(q);
+  q.rq = WorkQueue{};
+  q.cq = CompletionQueue{};
+  q.partial_cqe = nullptr;
+  q.partial_next = 0;
+  mr_queue_cache_reset(q.mr);
+}
+
+}  // namespace
+
+int rx_queue_setup(rte_eth_dev* dev, uint16_t idx, uint16_t nb_desc, unsigned socket,
+                   const rte_eth_rxconf* conf, rte_mempool* mp) {
+  PortPriv* priv = priv_of(dev);
+  if (conf->rx_deferred_start) {
+    MANA_DRV_LOG(ERR, "port %u RX queue %u: deferred start is not supported", priv->port_id, idx);
+    return -EINVAL;
+  }
+  const uint32_t data_room = rte_pktmbuf_data_room_size(mp);
+  if (data_room < RTE_PKTMBUF_HEADROOM + kMinRxBufSize) {
+    MANA_DRV_LOG(ERR, "port %u RX queue %u: mempool %s has %u bytes of data room: need at least %u",
+                 priv->port_id, idx, mp->name, data_room, RTE_PKTMBUF_HEADROOM + kMinRxBufSize);
+    return -EINVAL;
+  }
+  const int sock =
+      socket == static_cast<unsigned>(SOCKET_ID_ANY) ? priv->socket : static_cast<int>(socket);
+  const uint32_t n = ring_size_for(nb_desc, max_desc_of(priv->caps));
+  auto* q = static_cast<RxQueue*>(
+      rte_zmalloc_socket("mana_rxq", sizeof(RxQueue), RTE_CACHE_LINE_SIZE, sock));
+  rte_mbuf** ring = static_cast<rte_mbuf**>(
+      rte_zmalloc_socket("mana_rxq_ring", n * sizeof(rte_mbuf*), RTE_CACHE_LINE_SIZE, sock));
+  if (q == nullptr || ring == nullptr) {
+    rte_free(q);
+    rte_free(ring);
+    MANA_DRV_LOG(ERR, "port %u RX queue %u: out of DPDK memory on socket %d", priv->port_id, idx,
+                 sock);
+    return -ENOMEM;
+  }
+  q->mbufs = ring;
+  q->desc_mask = n - 1;
+  q->nb_desc = n;
+  q->buf_len = data_room - RTE_PKTMBUF_HEADROOM;
+  q->port_id = priv->port_id;
+  q->queue_id = idx;
+  q->mp = mp;
+  q->priv = priv;
+  q->socket = sock;
+  mr_queue_cache_reset(q->mr);
+  // Register the pool now, on the control path, so that the data path finds it.
+  if (int rc = mr_register_mempool(priv->mr, mp, verbs_registrar(priv->pd)); rc != 0) {
+    MANA_DRV_LOG(ERR, "port %u RX queue %u: cannot register mempool %s: %s", priv->port_id, idx,
+                 mp->name, strerror(-rc));
+    rte_free(ring);
+    rte_free(q);
+    return rc;
+  }
+  dev->data->rx_queues[idx] = q;
+  if (n != nb_desc)
+    MANA_DRV_LOG(INFO, "port %u RX queue %u: %u descriptors (a power of two) for %u requested",
+                 priv->port_id, idx, n, nb_desc);
+  return 0;
+}
+
+void rx_queue_release(rte_eth_dev* dev, uint16_t idx) {
+  RxQueue* q = rxq_of(dev, idx);
+  if (q == nullptr) return;
+  destroy_queue_objects(*q);
+  rte_free(q->mbufs);
+  rte_free(q);
+  dev->data->rx_queues[idx] = nullptr;
+}
+
+int rx_queues_start(rte_eth_dev* dev) {
+  PortPriv& priv = *priv_of(dev);
+  const uint16_t n = dev->data->nb_rx_queues;
+  int rc = 0;
+  for (uint16_t i = 0; i < n && rc == 0; i++) rc = create_queue_objects(priv, *rxq_of(dev, i));
+  if (rc == 0) rc = create_rss_qp(dev, priv);
+  for (uint16_t i = 0; i < n && rc == 0; i++) rc = bind_hardware_queue(priv, *rxq_of(dev, i));
+  const MrRegistrar reg = verbs_registrar(priv.pd);
+  for (uint16_t i = 0; i < n && rc == 0; i++) rc = fill_ring(*rxq_of(dev, i), priv.db_page, reg);
+  if (rc != 0) rx_queues_stop(dev);
+  return rc;
+}
+
+void rx_queues_stop(rte_eth_dev* dev) {
+  PortPriv& priv = *priv_of(dev);
+  if (priv.rss_qp != nullptr) ibv_destroy_qp(priv.rss_qp);
+  if (priv.ind_table != nullptr) ibv_destroy_rwq_ind_table(priv.ind_table);
+  priv.rss_qp = nullptr;
+  priv.ind_table = nullptr;
+  for (uint16_t i = 0; i < dev->data->nb_rx_queues; i++)
+    if (RxQueue* q = rxq_of(dev, i); q != nullptr) destroy_queue_objects(*q);
+}
+
+}  // namespace mana

@@ -1,0 +1,164 @@
+#include "stats.h"
+
+#include <cstddef>
+#include <cstring>
+
+#include <ethdev_driver.h>
+
+#include "priv.h"
+
+namespace mana {
+namespace {
+
+struct Counter {
+  const char* name;
+  size_t offset;
+};
+
+constexpr Counter kRxQueueCounters[] = {
+    {"packets", offsetof(RxQueueStats, packets)},
+    {"bytes", offsetof(RxQueueStats, bytes)},
+    {"errors", offsetof(RxQueueStats, errors)},
+    {"mbuf_allocation_errors", offsetof(RxQueueStats, nombuf)},
+};
+constexpr Counter kTxQueueCounters[] = {
+    {"packets", offsetof(TxQueueStats, packets)},
+    {"bytes", offsetof(TxQueueStats, bytes)},
+    {"errors", offsetof(TxQueueStats, errors)},
+    {"ring_full", offsetof(TxQueueStats, ring_full)},
+    {"too_many_segs", offsetof(TxQueueStats, too_many_segs)},
+    {"mr_lookup_failures", offsetof(TxQueueStats, mr_miss)},
+};
+constexpr const char* kRxCqeNames[kRxCqeErrorKinds] = {"invalid", "object_fence", "truncated",
+                                                       "unknown"};
+constexpr const char* kTxCqeNames[kTxCqeErrorKinds] = {"sa_drop",
+                                                       "mtu_drop",
+                                                       "invalid_oob",
+                                                       "invalid_eth_type",
+                                                       "hdr_processing_error",
+                                                       "vf_disabled",
+                                                       "vport_idx_out_of_range",
+                                                       "vport_disabled",
+                                                       "vlan_tagging_violation",
+                                                       "unknown"};
+
+uint64_t at(const void* stats, size_t offset) {
+  uint64_t v;
+  std::memcpy(&v, static_cast<const uint8_t*>(stats) + offset, sizeof(v));
+  return v;
+}
+
+const RxQueue* rxq(const rte_eth_dev* dev, unsigned i) {
+  return static_cast<const RxQueue*>(dev->data->rx_queues[i]);
+}
+const TxQueue* txq(const rte_eth_dev* dev, unsigned i) {
+  return static_cast<const TxQueue*>(dev->data->tx_queues[i]);
+}
+
+unsigned xstats_count(const rte_eth_dev* dev) {
+  return dev->data->nb_rx_queues * RTE_DIM(kRxQueueCounters) + kRxCqeErrorKinds +
+         dev->data->nb_tx_queues * RTE_DIM(kTxQueueCounters) + kTxCqeErrorKinds;
+}
+
+// Calls emit(name-format pieces, value) for every xstat in order.
+template <class Emit>
+void for_each_xstat(const rte_eth_dev* dev, Emit emit) {
+  static const RxQueueStats kZeroRx{};
+  static const TxQueueStats kZeroTx{};
+  char name[RTE_ETH_XSTATS_NAME_SIZE];
+  for (unsigned i = 0; i < dev->data->nb_rx_queues; i++) {
+    const RxQueueStats& s = rxq(dev, i) ? rxq(dev, i)->stats : kZeroRx;
+    for (const Counter& c : kRxQueueCounters) {
+      snprintf(name, sizeof(name), "rx_q%u_%s", i, c.name);
+      emit(name, at(&s, c.offset));
+    }
+  }
+  for (unsigned k = 0; k < kRxCqeErrorKinds; k++) {
+    uint64_t sum = 0;
+    for (unsigned i = 0; i < dev->data->nb_rx_queues; i++)
+      if (rxq(dev, i)) sum += rxq(dev, i)->stats.cqe_errors[k];
+    snprintf(name, sizeof(name), "rx_cqe_%s_errors", kRxCqeNames[k]);
+    emit(name, sum);
+  }
+  for (unsigned i = 0; i < dev->data->nb_tx_queues; i++) {
+    const TxQueueStats& s = txq(dev, i) ? txq(dev, i)->stats : kZeroTx;
+    for (const Counter& c : kTxQueueCounters) {
+      snprintf(name, sizeof(name), "tx_q%u_%s", i, c.name);
+      emit(name, at(&s, c.offset));
+    }
+  }
+  for (unsigned k = 0; k < kTxCqeErrorKinds; k++) {
+    uint64_t sum = 0;
+    for (unsigned i = 0; i < dev->data->nb_tx_queues; i++)
+      if (txq(dev, i)) sum += txq(dev, i)->stats.cqe_errors[k];
+    snprintf(name, sizeof(name), "tx_cqe_%s_errors", kTxCqeNames[k]);
+    emit(name, sum);
+  }
+}
+
+}  // namespace
+
+int stats_get(rte_eth_dev* dev, rte_eth_stats* st) {
+  uint64_t nombuf = 0;
+  for (unsigned i = 0; i < dev->data->nb_rx_queues; i++) {
+    const RxQueue* q = rxq(dev, i);
+    if (q == nullptr) continue;
+    st->ipackets += q->stats.packets;
+    st->ibytes += q->stats.bytes;
+    st->ierrors += q->stats.errors;
+    nombuf += q->stats.nombuf;
+    if (i < RTE_ETHDEV_QUEUE_STAT_CNTRS) {
+      st->q_ipackets[i] = q->stats.packets;
+      st->q_ibytes[i] = q->stats.bytes;
+      st->q_errors[i] = q->stats.errors;
+    }
+  }
+  st->rx_nombuf = nombuf;
+  for (unsigned i = 0; i < dev->data->nb_tx_queues; i++) {
+    const TxQueue* q = txq(dev, i);
+    if (q == nullptr) continue;
+    st->opackets += q->stats.packets;
+    st->obytes += q->stats.bytes;
+    st->oerrors += q->stats.errors;
+    if (i < RTE_ETHDEV_QUEUE_STAT_CNTRS) {
+      st->q_opackets[i] = q->stats.packets;
+      st->q_obytes[i] = q->stats.bytes;
+    }
+  }
+  return 0;
+}
+
+int stats_reset(rte_eth_dev* dev) {
+  for (unsigned i = 0; i < dev->data->nb_rx_queues; i++)
+    if (auto* q = static_cast<RxQueue*>(dev->data->rx_queues[i])) q->stats = RxQueueStats{};
+  for (unsigned i = 0; i < dev->data->nb_tx_queues; i++)
+    if (auto* q = static_cast<TxQueue*>(dev->data->tx_queues[i])) q->stats = TxQueueStats{};
+  return 0;
+}
+
+int xstats_get(rte_eth_dev* dev, rte_eth_xstat* xstats, unsigned n) {
+  const unsigned count = xstats_count(dev);
+  if (xstats == nullptr || n < count) return static_cast<int>(count);
+  unsigned i = 0;
+  for_each_xstat(dev, [&](const char*, uint64_t v) {
+    xstats[i].id = i;
+    xstats[i].value = v;
+    i++;
+  });
+  return static_cast<int>(count);
+}
+
+int xstats_get_names(rte_eth_dev* dev, rte_eth_xstat_name* names, unsigned size) {
+  const unsigned count = xstats_count(dev);
+  if (names == nullptr || size < count) return static_cast<int>(count);
+  unsigned i = 0;
+  for_each_xstat(dev, [&](const char* name, uint64_t) {
+    snprintf(names[i].name, sizeof(names[i].name), "%s", name);
+    i++;
+  });
+  return static_cast<int>(count);
+}
+
+int xstats_reset(rte_eth_dev* dev) { return stats_reset(dev); }
+
+}  // namespace mana

@@ -1,0 +1,14 @@
+// Basic statistics (with per-queue counters) and extended statistics of a port.
+#pragma once
+
+#include <rte_ethdev.h>
+
+namespace mana {
+
+int stats_get(rte_eth_dev* dev, rte_eth_stats* stats);
+int stats_reset(rte_eth_dev* dev);
+int xstats_get(rte_eth_dev* dev, rte_eth_xstat* xstats, unsigned n);
+int xstats_get_names(rte_eth_dev* dev, rte_eth_xstat_name* names, unsigned size);
+int xstats_reset(rte_eth_dev* dev);
+
+}  // namespace mana

@@ -1,0 +1,182 @@
+// TX burst (spec §4.2, §4.3, §4.9, §4.10, §7): reclaim completions, then post one WQE per packet
+// until the first one that cannot be sent, with CQE suppression on all but the last, and ring the
+// SQ doorbell once. No locks, allocation, division or logging.
+#include <cstring>
+
+#include <rte_ip.h>
+#include <rte_mbuf.h>
+#include <rte_tcp.h>
+#include <rte_udp.h>
+
+#include "burst.h"
+#include "priv.h"
+
+namespace mana {
+namespace {
+
+constexpr unsigned kFreeBatch = 64;
+
+unsigned tx_error_kind(uint32_t type) {
+  if (type >= hw::kCqeTxSaDrop && type <= hw::kCqeTxVlanTaggingViolation)
+    return type - hw::kCqeTxSaDrop;
+  return kTxCqeErrorKinds - 1;
+}
+
+// Completes the oldest descriptor; its mbuf goes to the free batch.
+inline void complete_one(TxQueue& q, rte_mbuf** batch, unsigned* nb, bool* suppressed) {
+  TxDesc& d = q.descs[q.desc_tail & q.desc_mask];
+  q.sq.tail_bu += d.bu;
+  q.desc_tail++;
+  *suppressed = d.suppressed;
+  batch[(*nb)++] = d.mbuf;
+  d.mbuf = nullptr;
+  if (*nb == kFreeBatch) {
+    rte_pktmbuf_free_bulk(batch, *nb);
+    *nb = 0;
+  }
+}
+
+// The mempool whose memory holds the segment's data (for registration on a cache miss).
+inline rte_mempool* data_pool(const rte_mbuf* seg) {
+  if (RTE_MBUF_DIRECT(seg)) return seg->pool;
+  if (RTE_MBUF_HAS_EXTBUF(seg)) return nullptr;
+  return rte_mbuf_from_indirect(const_cast<rte_mbuf*>(seg))->pool;
+}
+
+// Seeds the L4 checksum field with the pseudo-header sum, as the NIC expects (spec §4.10).
+inline void seed_l4_checksum(rte_mbuf* m) {
+  const uint64_t f = m->ol_flags;
+  const uint64_t l4 = f & RTE_MBUF_F_TX_L4_MASK;
+  const bool tcp = l4 == RTE_MBUF_F_TX_TCP_CKSUM;
+  if (!tcp && l4 != RTE_MBUF_F_TX_UDP_CKSUM) return;
+  const uint32_t l4_off = m->l2_len + m->l3_len;
+  const uint32_t field =
+      l4_off + (tcp ? offsetof(rte_tcp_hdr, cksum) : offsetof(rte_udp_hdr, dgram_cksum));
+  if (field + sizeof(uint16_t) > m->data_len) return;  // headers not in the first segment
+  uint16_t sum;
+  if (f & RTE_MBUF_F_TX_IPV4)
+    sum = rte_ipv4_phdr_cksum(rte_pktmbuf_mtod_offset(m, const rte_ipv4_hdr*, m->l2_len), f);
+  else if (f & RTE_MBUF_F_TX_IPV6)
+    sum = rte_ipv6_phdr_cksum(rte_pktmbuf_mtod_offset(m, const rte_ipv6_hdr*, m->l2_len), f);
+  else
+    return;
+  *rte_pktmbuf_mtod_offset(m, unaligned_uint16_t*, field) = sum;
+}
+
+template <bool kChecksum, bool kMultiSeg, bool kVlan>
+uint16_t tx_burst(void* queue, rte_mbuf** pkts, uint16_t nb_pkts) {
+  TxQueue& q = *static_cast<TxQueue*>(queue);
+  tx_reclaim(q);
+
+  const ProcessPrivate& pp = process_private_of(q.port_id);
+  uint8_t* last_oob = nullptr;
+  uint64_t bytes = 0;
+  uint16_t sent = 0;
+  for (; sent < nb_pkts; sent++) {
+    rte_mbuf* m = pkts[sent];
+    const uint32_t nseg = m->nb_segs;
+    if (nseg > (kMultiSeg ? q.max_sge : 1u)) {
+      q.stats.too_many_segs++;
+      break;
+    }
+    const bool vlan = kVlan && (m->ol_flags & RTE_MBUF_F_TX_VLAN);
+    const uint32_t oob_size = vlan ? hw::kLongOobSize : hw::kShortOobSize;
+    const uint32_t bu = hw::wqe_size_bu(oob_size, nseg);
+    if (q.desc_head - q.desc_tail > q.desc_mask || wq_free_bu(q.sq) < bu) {
+      q.stats.ring_full++;
+      break;
+    }
+    hw::Sge sgl[kMultiSeg ? hw::kMaxTxSge : 1];
+    const rte_mbuf* seg = m;
+    uint32_t i = 0;
+    for (; i < nseg; i++, seg = seg->next) {
+      const uintptr_t addr = rte_pktmbuf_mtod(seg, uintptr_t);
+      const uint32_t lkey =
+          mr_lookup(q.mr, q.priv->mr, addr, seg->data_len, data_pool(seg), pp.registrar);
+      if (lkey == kInvalidLkey) break;
+      sgl[i] = hw::Sge{addr, lkey, seg->data_len};
+    }
+    if (i != nseg) {
+      q.stats.mr_miss++;
+      break;
+    }
+    hw::TxOob oob{};
+    if constexpr (kChecksum) {
+      seed_l4_checksum(m);
+      oob.s = make_tx_short_oob(q.oob, m->ol_flags, m->l2_len, m->l3_len);
+    } else {
+      oob.s = hw::TxShortOob{q.oob.dw0, q.oob.dw1};
+    }
+    set_tx_suppress(oob.s, true);
+    if (vlan) {
+      set_tx_long_format(oob.s);
+      oob.l = make_tx_vlan_oob(m->vlan_tci);
+    }
+    last_oob = post_wqe(q.sq, &oob, oob_size, sgl, nseg);
+    q.descs[q.desc_head & q.desc_mask] = TxDesc{m, static_cast<uint16_t>(bu), 1};
+    q.desc_head++;
+    bytes += m->pkt_len;
+  }
+  if (sent == 0) return 0;
+
+  // The last WQE of the burst asks for a CQE: it completes every earlier suppressed one.
+  hw::TxShortOob last;
+  std::memcpy(&last, last_oob, sizeof(last));
+  set_tx_suppress(last, false);
+  std::memcpy(last_oob, &last, sizeof(last));
+  q.descs[(q.desc_head - 1) & q.desc_mask].suppressed = 0;
+  ring_sq_doorbell(pp.db_page, q.sq);
+  q.stats.packets += sent;
+  q.stats.bytes += bytes;
+  return sent;
+}
+
+}  // namespace
+
+// An okay CQE completes every descriptor up to and including the next unsuppressed one; an error
+// CQE (also produced for a failed suppressed WQE) completes the oldest descriptor.
+uint32_t tx_reclaim(TxQueue& q) {
+  rte_mbuf* batch[kFreeBatch];
+  unsigned nb = 0;
+  uint32_t completed = 0;
+  const hw::Cqe* cqe;
+  while (cq_peek(q.cq, &cqe) == CqPoll::kValid) {
+    const uint32_t type = cqe->type();
+    q.cq.head++;
+    bool suppressed = false;
+    if (type == hw::kCqeTxOkay) {
+      do {
+        if (q.desc_tail == q.desc_head) break;
+        complete_one(q, batch, &nb, &suppressed);
+        completed++;
+      } while (suppressed);
+    } else {
+      q.stats.errors++;
+      q.stats.cqe_errors[tx_error_kind(type)]++;
+      if (q.desc_tail != q.desc_head) {
+        complete_one(q, batch, &nb, &suppressed);
+        completed++;
+      }
+    }
+  }
+  if (nb != 0) rte_pktmbuf_free_bulk(batch, nb);
+  return completed;
+}
+
+uint16_t tx_burst_stopped(void*, rte_mbuf**, uint16_t) { return 0; }
+
+eth_tx_burst_t select_tx_burst(uint64_t tx_offloads) {
+  constexpr uint64_t kCsum =
+      RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_TCP_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM;
+  const bool csum = tx_offloads & kCsum;
+  const bool multi = tx_offloads & RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+  const bool vlan = tx_offloads & RTE_ETH_TX_OFFLOAD_VLAN_INSERT;
+  static constexpr eth_tx_burst_t table[8] = {
+      tx_burst<false, false, false>, tx_burst<false, false, true>, tx_burst<false, true, false>,
+      tx_burst<false, true, true>,   tx_burst<true, false, false>, tx_burst<true, false, true>,
+      tx_burst<true, true, false>,   tx_burst<true, true, true>,
+  };
+  return table[(csum ? 4 : 0) | (multi ? 2 : 0) | (vlan ? 1 : 0)];
+}
+
+}  // namespace mana

@@ -1,0 +1,154 @@
+#include "tx_queue.h"
+
+#include <cerrno>
+#include <cstring>
+
+#include <ethdev_driver.h>
+#include <infiniband/manadv.h>
+#include <infiniband/verbs.h>
+#include <rte_malloc.h>
+
+#include "mana_log.h"
+#include "priv.h"
+#include "queue_memory.h"
+#include "verbs_errors.h"
+
+namespace mana {
+namespace {
+
+TxQueue* txq_of(rte_eth_dev* dev, uint16_t i) {
+  return static_cast<TxQueue*>(dev->data->tx_queues[i]);
+}
+
+void free_pending_mbufs(TxQueue& q) {
+  for (; q.desc_tail != q.desc_head; q.desc_tail++) {
+    TxDesc& d = q.descs[q.desc_tail & q.desc_mask];
+    rte_pktmbuf_free(d.mbuf);
+    d = TxDesc{};
+  }
+}
+
+int create_queue(PortPriv& priv, TxQueue& q) {
+  char what[48];
+  if (int rc = use_dpdk_memory_for_queues(priv.ctx, q.socket); rc != 0) return rc;
+  snprintf(what, sizeof(what), "TX queue %u CQ", q.queue_id);
+  q.ib_cq = ibv_create_cq(priv.ctx, static_cast<int>(q.nb_desc), nullptr, nullptr, 0);
+  if (q.ib_cq == nullptr) return log_queue_create_error(priv, what, errno);
+
+  ibv_qp_init_attr attr{};
+  attr.send_cq = q.ib_cq;
+  attr.recv_cq = q.ib_cq;
+  attr.cap.max_send_wr = q.nb_desc;
+  attr.cap.max_send_sge = q.max_sge;
+  attr.qp_type = IBV_QPT_RAW_PACKET;
+  attr.sq_sig_all = 0;
+  snprintf(what, sizeof(what), "TX queue %u QP", q.queue_id);
+  q.ib_qp = ibv_create_qp(priv.parent_pd, &attr);
+  if (q.ib_qp == nullptr) return log_queue_create_error(priv, what, errno);
+
+  manadv_qp qp{};
+  manadv_cq cq{};
+  manadv_obj obj{};
+  obj.qp.in = q.ib_qp;
+  obj.qp.out = &qp;
+  obj.cq.in = q.ib_cq;
+  obj.cq.out = &cq;
+  if (int rc = manadv_init_obj(&obj, MANADV_OBJ_QP | MANADV_OBJ_CQ); rc != 0) {
+    MANA_DRV_LOG(ERR, "port %u TX queue %u: manadv_init_obj failed: %s", priv.port_id, q.queue_id,
+                 strerror(rc));
+    return -rc;
+  }
+  if (!is_pow2(cq.count) || !is_pow2(qp.sq_size) || qp.sq_size < hw::kMaxSqeSize) {
+    MANA_DRV_LOG(ERR, "port %u TX queue %u: unexpected queue geometry (CQ %u, SQ %u B)",
+                 priv.port_id, q.queue_id, cq.count, qp.sq_size);
+    return -EPROTO;
+  }
+  q.cq = CompletionQueue{static_cast<hw::Cqe*>(cq.buf), cq.count - 1, log2_of_pow2(cq.count),
+                         hw::cq_initial_head(cq.count), cq.cq_id};
+  q.sq = WorkQueue{static_cast<uint8_t*>(qp.sq_buf),
+                   qp.sq_size - 1,
+                   qp.sq_size / hw::kBasicUnit,
+                   0,
+                   0,
+                   qp.sq_id};
+  q.oob = make_tx_oob_template(cq.cq_id, qp.sq_id, qp.tx_vp_offset);
+  q.desc_head = q.desc_tail = 0;
+  priv.db_page = qp.db_page;
+  return 0;
+}
+
+void destroy_queue(TxQueue& q) {
+  if (q.ib_qp != nullptr) ibv_destroy_qp(q.ib_qp);
+  if (q.ib_cq != nullptr) ibv_destroy_cq(q.ib_cq);
+  q.ib_qp = nullptr;
+  q.ib_cq = nullptr;
+  free_pending_mbufs(q);
+  q.desc_head = q.desc_tail = 0;
+  q.sq = WorkQueue{};
+  q.cq = CompletionQueue{};
+  mr_queue_cache_reset(q.mr);
+}
+
+}  // namespace
+
+int tx_queue_setup(rte_eth_dev* dev, uint16_t idx, uint16_t nb_desc, unsigned socket,
+                   const rte_eth_txconf* conf) {
+  PortPriv* priv = priv_of(dev);
+  if (conf->tx_deferred_start) {
+    MANA_DRV_LOG(ERR, "port %u TX queue %u: deferred start is not supported", priv->port_id, idx);
+    return -EINVAL;
+  }
+  const int sock =
+      socket == static_cast<unsigned>(SOCKET_ID_ANY) ? priv->socket : static_cast<int>(socket);
+  const uint32_t n = ring_size_for(nb_desc, max_desc_of(priv->caps));
+  auto* q = static_cast<TxQueue*>(
+      rte_zmalloc_socket("mana_txq", sizeof(TxQueue), RTE_CACHE_LINE_SIZE, sock));
+  auto* descs = static_cast<TxDesc*>(
+      rte_zmalloc_socket("mana_txq_ring", n * sizeof(TxDesc), RTE_CACHE_LINE_SIZE, sock));
+  if (q == nullptr || descs == nullptr) {
+    rte_free(q);
+    rte_free(descs);
+    MANA_DRV_LOG(ERR, "port %u TX queue %u: out of DPDK memory on socket %d", priv->port_id, idx,
+                 sock);
+    return -ENOMEM;
+  }
+  q->descs = descs;
+  q->desc_mask = n - 1;
+  q->nb_desc = n;
+  q->max_sge = RTE_MIN(priv->caps.max_sge, hw::kMaxTxSge);
+  q->port_id = priv->port_id;
+  q->queue_id = idx;
+  q->priv = priv;
+  q->socket = sock;
+  mr_queue_cache_reset(q->mr);
+  dev->data->tx_queues[idx] = q;
+  if (n != nb_desc)
+    MANA_DRV_LOG(INFO, "port %u TX queue %u: %u descriptors (a power of two) for %u requested",
+                 priv->port_id, idx, n, nb_desc);
+  return 0;
+}
+
+void tx_queue_release(rte_eth_dev* dev, uint16_t idx) {
+  TxQueue* q = txq_of(dev, idx);
+  if (q == nullptr) return;
+  destroy_queue(*q);
+  rte_free(q->descs);
+  rte_free(q);
+  dev->data->tx_queues[idx] = nullptr;
+}
+
+int tx_queues_start(rte_eth_dev* dev) {
+  PortPriv& priv = *priv_of(dev);
+  int rc = 0;
+  for (uint16_t i = 0; i < dev->data->nb_tx_queues && rc == 0; i++)
+    rc = create_queue(priv, *txq_of(dev, i));
+  if (rc != 0) tx_queues_stop(dev);
+  return rc;
+}
+
+void tx_queues_stop(rte_eth_dev* dev) {
+  for (uint16_t i = 0; i < dev->data->nb_tx_queues; i++)
+    if (TxQueue* q = txq_of(dev, i); q != nullptr) destroy_queue(*q);
+}
+
+}  // namespace mana

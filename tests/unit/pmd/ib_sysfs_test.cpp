@@ -1,0 +1,97 @@
+// The sysfs contract of spec §2.2 on a generated tree: PCI address from uevent, port netdevs.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "ib_sysfs.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+class IbSysfsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/unit-pmd-sysfs-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    root_ = tmpl;
+    fs::create_directories(root_ / "device" / "net");
+  }
+  void TearDown() override { fs::remove_all(root_); }
+
+  void write(const fs::path& rel, const std::string& text) {
+    fs::create_directories((root_ / rel).parent_path());
+    std::ofstream(root_ / rel) << text;
+  }
+  void add_netdev(const std::string& ifname, unsigned dev_port, const std::string& mac) {
+    write("device/net/" + ifname + "/dev_port", std::to_string(dev_port) + "\n");
+    write("device/net/" + ifname + "/address", mac + "\n");
+  }
+  const char* path() const { return root_.c_str(); }
+
+  fs::path root_;
+};
+
+TEST_F(IbSysfsTest, PciSlotNameFromUevent) {
+  write("device/uevent", "DRIVER=mana\nPCI_CLASS=20000\nPCI_SLOT_NAME=7870:00:00.0\nMODALIAS=x\n");
+  rte_pci_addr a{};
+  ASSERT_EQ(mana::ib_device_pci_addr(path(), &a), 0);
+  EXPECT_EQ(a.domain, 0x7870u);
+  EXPECT_EQ(a.bus, 0);
+  EXPECT_EQ(a.devid, 0);
+  EXPECT_EQ(a.function, 0);
+}
+
+TEST_F(IbSysfsTest, MissingPciSlotNameIsNotAMatch) {
+  write("device/uevent", "DRIVER=mana\nPCI_CLASS=20000\n");
+  rte_pci_addr a{};
+  EXPECT_EQ(mana::ib_device_pci_addr(path(), &a), -ENOENT);
+  fs::remove(root_ / "device" / "uevent");
+  EXPECT_EQ(mana::ib_device_pci_addr(path(), &a), -ENOENT);
+  write("device/uevent", "PCI_SLOT_NAME=garbage\n");
+  EXPECT_EQ(mana::ib_device_pci_addr(path(), &a), -EINVAL);
+}
+
+TEST_F(IbSysfsTest, PortIsTheNetdevWithDevPortMinusOne) {
+  add_netdev("eth2", 1, "00:0d:3a:00:00:02");
+  add_netdev("eth1", 0, "00:0d:3a:00:00:01");
+  mana::PortNetdev nd{};
+  ASSERT_EQ(mana::ib_port_netdev(path(), 1, &nd), 0);
+  EXPECT_STREQ(nd.ifname, "eth1");
+  EXPECT_EQ(nd.mac.addr_bytes[5], 1);
+  ASSERT_EQ(mana::ib_port_netdev(path(), 2, &nd), 0);
+  EXPECT_STREQ(nd.ifname, "eth2");
+  EXPECT_EQ(nd.mac.addr_bytes[5], 2);
+  EXPECT_EQ(mana::ib_port_netdev(path(), 3, &nd), -ENOENT);
+}
+
+TEST_F(IbSysfsTest, UnreadableNetdevIsSkipped) {
+  write("device/net/eth9/dev_port", "0\n");  // no address file
+  write("device/net/eth8/address", "00:0d:3a:00:00:08\n");
+  add_netdev("eth7", 0, "not-a-mac");
+  mana::PortNetdev nd{};
+  EXPECT_EQ(mana::ib_port_netdev(path(), 1, &nd), -ENOENT);
+}
+
+TEST_F(IbSysfsTest, ListOfMacsNamesEveryPort) {
+  add_netdev("eth1", 0, "00:0d:3a:00:00:01");
+  add_netdev("eth2", 1, "00:0d:3a:00:00:02");
+  char buf[256];
+  mana::list_port_macs(path(), buf, sizeof(buf));
+  const std::string s = buf;
+  EXPECT_NE(s.find("eth1 00:0D:3A:00:00:01"), std::string::npos) << s;
+  EXPECT_NE(s.find("eth2 00:0D:3A:00:00:02"), std::string::npos) << s;
+  mana::list_port_macs(path(), buf, 8);  // truncation never overruns
+  EXPECT_LT(std::strlen(buf), 8u);
+}
+
+}  // namespace

@@ -1,0 +1,217 @@
+// The MR cache with fake registrations (spec §2.6): per-queue MRU in front of the sorted port
+// table, whole mempools registered chunk by chunk on first sight, everything deregistered at
+// release.
+#include <cstring>
+#include <set>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <rte_errno.h>
+extern "C" {
+#include <rte_eal_paging.h>
+}
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+
+#include "eal_env.h"
+#include "mr_cache.h"
+
+namespace {
+
+using namespace mana;
+
+// Records registrations; lkeys count up from 100.
+struct FakeRegistrations {
+  struct Mr {
+    uintptr_t start;
+    size_t len;
+    uint32_t lkey;
+    bool live;
+  };
+  std::vector<Mr> mrs;
+  int fail_after = -1;  // registrations that succeed before one fails (-1: never)
+
+  static int reg(void* ctx, uintptr_t start, size_t len, uint32_t* lkey, void** handle) {
+    auto* self = static_cast<FakeRegistrations*>(ctx);
+    if (self->fail_after == 0) return -ENOMEM;
+    if (self->fail_after > 0) self->fail_after--;
+    self->mrs.push_back({start, len, 100u + static_cast<uint32_t>(self->mrs.size()), true});
+    *lkey = self->mrs.back().lkey;
+    *handle = reinterpret_cast<void*>(self->mrs.size());  // 1-based index
+    return 0;
+  }
+  static void dereg(void* ctx, void* handle) {
+    auto* self = static_cast<FakeRegistrations*>(ctx);
+    if (handle == nullptr) return;  // a range a test inserted directly
+    self->mrs.at(reinterpret_cast<uintptr_t>(handle) - 1).live = false;
+  }
+  MrRegistrar registrar() { return {reg, dereg, this}; }
+  size_t live() const {
+    size_t n = 0;
+    for (const Mr& m : mrs) n += m.live;
+    return n;
+  }
+};
+
+class MrCacheTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(mr_port_cache_init(port_, SOCKET_ID_ANY), 0);
+    mr_queue_cache_reset(queue_);
+  }
+  void TearDown() override {
+    if (port_.entries != nullptr) mr_port_cache_release(port_, fake_.registrar());
+    for (rte_mempool* mp : pools_) rte_mempool_free(mp);
+  }
+  rte_mempool* make_pool(const char* name, unsigned n) {
+    rte_mempool* mp =
+        rte_pktmbuf_pool_create(name, n, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+    EXPECT_NE(mp, nullptr) << rte_strerror(rte_errno);
+    if (mp) pools_.push_back(mp);
+    return mp;
+  }
+  uint32_t lookup(rte_mbuf* m, rte_mempool* pool) {
+    return mr_lookup(queue_, port_, reinterpret_cast<uintptr_t>(m->buf_addr), m->buf_len, pool,
+                     fake_.registrar());
+  }
+
+  FakeRegistrations fake_;
+  MrPortCache port_{};
+  MrQueueCache queue_{};
+  std::vector<rte_mempool*> pools_;
+};
+
+// The range of every chunk, page-rounded as registered.
+std::set<std::pair<uintptr_t, uintptr_t>> chunk_ranges(rte_mempool* mp) {
+  std::set<std::pair<uintptr_t, uintptr_t>> out;
+  rte_mempool_mem_iter(
+      mp,
+      [](rte_mempool*, void* opaque, rte_mempool_memhdr* h, unsigned) {
+        const uintptr_t page = rte_mem_page_size();
+        const uintptr_t a = reinterpret_cast<uintptr_t>(h->addr);
+        static_cast<std::set<std::pair<uintptr_t, uintptr_t>>*>(opaque)->insert(
+            {RTE_ALIGN_FLOOR(a, page), RTE_ALIGN_CEIL(a + h->len, page)});
+      },
+      &out);
+  return out;
+}
+
+TEST_F(MrCacheTest, FirstLookupRegistersThePoolThenHitsTheQueueCache) {
+  rte_mempool* mp = make_pool("mr_a", 511);
+  rte_mbuf* m = rte_pktmbuf_alloc(mp);
+  ASSERT_NE(m, nullptr);
+  const uint32_t lkey = lookup(m, mp);
+  EXPECT_NE(lkey, kInvalidLkey);
+  const auto chunks = chunk_ranges(mp);
+  ASSERT_FALSE(chunks.empty());
+  EXPECT_EQ(fake_.mrs.size(), chunks.size());  // chunk by chunk
+  for (const auto& mr : fake_.mrs) {
+    EXPECT_EQ(mr.start % rte_mem_page_size(), 0u);
+    EXPECT_TRUE(chunks.count({mr.start, mr.start + mr.len})) << std::hex << mr.start;
+  }
+  // Served from the per-queue cache: no port table, no registration (pool null proves it).
+  EXPECT_EQ(mr_queue_lookup(queue_, reinterpret_cast<uintptr_t>(m->buf_addr), m->buf_len), lkey);
+  EXPECT_EQ(lookup(m, nullptr), lkey);
+  EXPECT_EQ(fake_.mrs.size(), chunks.size());
+  rte_pktmbuf_free(m);
+}
+
+TEST_F(MrCacheTest, EveryMbufOfSeveralPoolsIsCoveredByItsPoolsMr) {
+  rte_mempool* a = make_pool("mr_b1", 255);
+  rte_mempool* b = make_pool("mr_b2", 255);
+  for (rte_mempool* mp : {a, b}) {
+    std::vector<rte_mbuf*> bufs(255);
+    ASSERT_EQ(rte_pktmbuf_alloc_bulk(mp, bufs.data(), bufs.size()), 0);
+    for (rte_mbuf* m : bufs) {
+      const uint32_t lkey = lookup(m, mp);
+      ASSERT_NE(lkey, kInvalidLkey);
+      const auto& mr = fake_.mrs.at(lkey - 100);
+      const uintptr_t addr = reinterpret_cast<uintptr_t>(m->buf_addr);
+      EXPECT_TRUE(addr >= mr.start && addr + m->buf_len <= mr.start + mr.len);
+    }
+    rte_pktmbuf_free_bulk(bufs.data(), bufs.size());
+  }
+  const size_t registered = fake_.mrs.size();
+  EXPECT_EQ(registered, chunk_ranges(a).size() + chunk_ranges(b).size());
+  // Registering a known pool again does nothing.
+  EXPECT_EQ(mr_register_mempool(port_, a, fake_.registrar()), 0);
+  EXPECT_EQ(fake_.mrs.size(), registered);
+}
+
+TEST_F(MrCacheTest, MruEvictsRoundRobin) {
+  for (uint32_t i = 0; i < kMrQueueCacheSize + 1; i++)
+    mr_queue_insert(queue_, MrRange{0x10000u * (i + 1), 0x10000u * (i + 1) + 0x1000, i});
+  EXPECT_EQ(mr_queue_lookup(queue_, 0x10000, 16), kInvalidLkey);  // the oldest went
+  for (uint32_t i = 1; i < kMrQueueCacheSize + 1; i++)
+    EXPECT_EQ(mr_queue_lookup(queue_, 0x10000u * (i + 1) + 8, 16), i);
+  EXPECT_EQ(mr_queue_lookup(queue_, 0x20000 + 0x1000 - 8, 16), kInvalidLkey);  // runs past the end
+}
+
+TEST_F(MrCacheTest, PortTableStaysSortedAndGrows) {
+  // 300 ranges (beyond the initial capacity) inserted out of order are all found.
+  constexpr uint32_t kRanges = 300;
+  for (uint32_t i = 0; i < kRanges; i++) {
+    const uint32_t k = (i * 7919u) % kRanges;  // a permutation
+    const uintptr_t start = 0x100000000ull + k * 0x10000ull;
+    ASSERT_EQ(mr_port_insert(port_, MrEntry{{start, start + 0x8000, 1000 + k}, nullptr}), 0);
+  }
+  ASSERT_EQ(port_.count, kRanges);
+  for (uint32_t i = 1; i < port_.count; i++)
+    ASSERT_LT(port_.entries[i - 1].range.start, port_.entries[i].range.start);
+  for (uint32_t k = 0; k < kRanges; k++) {
+    MrRange r;
+    const uintptr_t start = 0x100000000ull + k * 0x10000ull;
+    ASSERT_TRUE(mr_port_lookup(port_, start + 0x7FF0, 16, &r)) << k;
+    EXPECT_EQ(r.lkey, 1000 + k);
+    EXPECT_FALSE(mr_port_lookup(port_, start + 0x8000, 16, &r)) << k;  // the gap after it
+  }
+}
+
+TEST_F(MrCacheTest, OverlappingRangesAreSearchedBackwards) {
+  // A nested range starts after the outer one: an address past its end belongs to the outer one.
+  ASSERT_EQ(mr_port_insert(port_, MrEntry{{0x10000, 0x30000, 1}, nullptr}), 0);
+  ASSERT_EQ(mr_port_insert(port_, MrEntry{{0x20000, 0x28000, 2}, nullptr}), 0);
+  MrRange r;
+  ASSERT_TRUE(mr_port_lookup(port_, 0x29000, 64, &r));
+  EXPECT_EQ(r.lkey, 1u);
+  ASSERT_TRUE(mr_port_lookup(port_, 0x21000, 64, &r));
+  EXPECT_EQ(r.lkey, 2u);
+  EXPECT_FALSE(mr_port_lookup(port_, 0x2FFF0, 64, &r));
+}
+
+TEST_F(MrCacheTest, ReleaseDeregistersEverything) {
+  rte_mempool* mp = make_pool("mr_c", 127);
+  ASSERT_EQ(mr_register_mempool(port_, mp, fake_.registrar()), 0);
+  ASSERT_GT(fake_.live(), 0u);
+  mr_port_cache_release(port_, fake_.registrar());
+  EXPECT_EQ(fake_.live(), 0u);
+  EXPECT_EQ(port_.entries, nullptr);
+}
+
+TEST_F(MrCacheTest, FailedRegistrationIsReportedAndRetried) {
+  rte_mempool* mp = make_pool("mr_d", 127);
+  rte_mbuf* m = rte_pktmbuf_alloc(mp);
+  ASSERT_NE(m, nullptr);
+  fake_.fail_after = 0;
+  EXPECT_EQ(lookup(m, mp), kInvalidLkey);
+  fake_.fail_after = -1;
+  EXPECT_NE(lookup(m, mp), kInvalidLkey);  // the pool was not marked known: retried
+  rte_pktmbuf_free(m);
+}
+
+TEST_F(MrCacheTest, AddressOutsideAnyPoolIsNotFound) {
+  rte_mempool* mp = make_pool("mr_e", 127);
+  ASSERT_EQ(mr_register_mempool(port_, mp, fake_.registrar()), 0);
+  static uint8_t elsewhere[64];
+  EXPECT_EQ(mr_lookup(queue_, port_, reinterpret_cast<uintptr_t>(elsewhere), sizeof(elsewhere), mp,
+                      fake_.registrar()),
+            kInvalidLkey);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  ::testing::AddGlobalTestEnvironment(new mana_test::EalEnvironment);
+  return RUN_ALL_TESTS();
+}
