@@ -205,7 +205,7 @@ DeviceLimits limits_of(EmuConfig::LimitsProfile profile) {
 }
 
 bool validate_vfs(const EmuConfig& config, const ConfigLocator& where, std::string* error) {
-  std::set<std::string> pcis, macs, ifnames;
+  std::set<std::string> pcis, macs, ifnames, taps;
   if (config.vfs.empty()) {
     *error = "no VF configured";
     return false;
@@ -243,6 +243,9 @@ bool validate_vfs(const EmuConfig& config, const ConfigLocator& where, std::stri
       }
       if (!remember(&ifnames, port.ifname)) return port_fail("duplicate ifname " + port.ifname);
       if (!check_wire_spec(port.wire, &wire_error)) return port_fail(wire_error);
+      if (port.wire.starts_with("tap:") && !remember(&taps, port.wire)) {
+        return port_fail("wire " + port.wire + " is used by another port (one TAP per port)");
+      }
       if (port.wire == "pair") {
         size_t partner = p ^ 1;
         if (partner >= vf.ports.size() || vf.ports[partner].wire != "pair") {

@@ -162,6 +162,9 @@ INSTANTIATE_TEST_SUITE_P(
                   "cfg:3: wire 'shm:a/b': shm needs a name without '/' or spaces"},
         BadConfig{"root=/r\n" VF0 "port mac=00:0d:3a:00:00:01 ifname=eth1 wire=pair\n",
                   "cfg:3: wire pair joins ports 0 and 1 of a VF: both need wire=pair"},
+        BadConfig{"root=/r\n" VF0 "port mac=00:0d:3a:00:00:01 ifname=eth1 wire=tap:t0\n"
+                  "port mac=00:0d:3a:00:00:02 ifname=eth2 wire=tap:t0\n",
+                  "cfg:4: wire tap:t0 is used by another port (one TAP per port)"},
         BadConfig{"root=/r\n" VF0 PORT1 "port mac=00:0d:3a:00:00:01 ifname=eth2\n",
                   "cfg:4: duplicate MAC 00:0d:3a:00:00:01"},
         BadConfig{"root=/r\n" VF0 PORT1 "port mac=00:0d:3a:00:00:02 ifname=eth1\n",

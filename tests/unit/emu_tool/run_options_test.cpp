@@ -126,6 +126,8 @@ TEST(RunOptions, ErrorsAreOneClearLine) {
   EXPECT_EQ(parse_error({"--wire", "pair", "--", "x"}),
             "--vf 7870:00:00.0 port 0: wire pair joins ports 0 and 1 of a VF: both need "
             "wire=pair");
+  EXPECT_EQ(parse_error({"--ports", "2", "--wire", "tap:t0", "--", "x"}),
+            "--vf 7870:00:00.0 port 1: wire tap:t0 is used by another port (one TAP per port)");
   EXPECT_EQ(parse_error({"--ports", "3", "--wire", "loop", "--wire", "null", "--", "x"}),
             "--vf 7870:00:00.0: give one --wire for all ports or one per port (3)");
   EXPECT_EQ(parse_error({"--mac", "02:00:00:00:00:01", "--mac", "02:00:00:00:00:02", "--", "x"}),
