@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <initializer_list>
 
 #include <ethdev_driver.h>
 #include <infiniband/verbs.h>
@@ -104,8 +105,11 @@ int dev_infos_get(rte_eth_dev* dev, rte_eth_dev_info* info) {
   info->default_txconf.tx_rs_thresh = kDefaultBurst;
   info->default_txconf.tx_free_thresh = kDefaultBurst;
   const uint16_t ring = static_cast<uint16_t>(RTE_MIN(kDefaultDesc, max_desc));
-  info->default_rxportconf = {kDefaultBurst, 1, ring};
-  info->default_txportconf = {kDefaultBurst, 1, ring};
+  for (rte_eth_dev_portconf* pc : {&info->default_rxportconf, &info->default_txportconf}) {
+    pc->burst_size = kDefaultBurst;
+    pc->ring_size = ring;
+    pc->nb_queues = 1;
+  }
   return 0;
 }
 
