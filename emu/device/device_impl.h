@@ -103,7 +103,18 @@ class DeviceImpl final : public Device {
 
   // ---- RX (device_rx.cpp)
   unsigned receive_port(Port& port, unsigned budget);
-  void deliver(Port& port, Rq& rq, const uint8_t* frame, uint32_t len, uint32_t dw1, uint32_t hash);
+  // The next posted RX WQE, read and checked but not consumed.
+  struct RxBuffer {
+    WqeView wqe;
+    hw::Sge sges[hw::kMaxRxSge];
+    uint64_t capacity = 0;
+    CqeStatus status{hw::kCqeRxOkay};  // an error CQE when the WQE or its buffers are invalid
+    bool corrupt = false;              // the header overruns the announced work
+  };
+  bool claim_rx_wqe(Port& port, Rq& rq, RxBuffer* out);  // false: no WQE posted
+  // Consumes the WQE (`claimed`, or the next one) for `frame` and completes it.
+  void deliver(Port& port, Rq& rq, RxBuffer* claimed, const uint8_t* frame, uint32_t len,
+               uint32_t dw1, uint32_t hash);
   void post_rx_error(Rq& rq, const WqeView& w, CqeStatus status);
   void flush_coalesced(Rq& rq);
   void flush_all_coalesced();

@@ -18,26 +18,68 @@ bool addressed_to(const uint8_t* frame, const std::array<uint8_t, 6>& mac) {
 
 }  // namespace
 
+bool DeviceImpl::claim_rx_wqe(Port& port, Rq& rq, RxBuffer* b) {
+  if (rq.dead || rq.pending_bu() == 0) return false;
+  b->status = {hw::kCqeRxOkay};
+  b->capacity = 0;
+  b->corrupt = !read_wqe(rq, &b->wqe);
+  if (b->corrupt) {
+    // The header claims more than the doorbell announced: fail it and skip that work.
+    b->wqe.size_bu = rq.pending_bu();
+    b->status = kRxBadBuffer;
+    return true;
+  }
+  const WqeView& w = b->wqe;
+  if (w.oob_bytes != hw::kShortOobSize || w.num_sge > config_.limits.max_recv_sge ||
+      w.num_sge > hw::kMaxRxSge) {
+    b->status = kRxBadBuffer;
+    return true;
+  }
+  read_sgl(rq, w, b->sges, w.num_sge ? w.num_sge : 1);
+  const bool keys_invalid = port.faults.rx_bad_lkey_count != 0;  // consumed in deliver
+  if (check_sgl(mr_table_, rq.pd_id, b->sges, w.num_sge, true, keys_invalid) != SglStatus::kOk) {
+    b->status = kRxBadBuffer;
+    return true;
+  }
+  b->capacity = sgl_bytes(b->sges, w.num_sge);
+  return true;
+}
+
 unsigned DeviceImpl::receive_port(Port& port, unsigned budget) {
   unsigned n = 0;
-  uint8_t* buf = rx_frame_.data();
   const uint32_t mtu_frame = config_.limits.mtu + kEthHeaderLen;
+  RxBuffer direct;
   for (; n < budget; ++n) {
+    if (port.wire->peek() == 0) break;
+    // With one RX queue the destination is known before the frame is read: receive it straight
+    // into the next posted buffer (a NIC may write posted buffers it does not complete).
+    Rq* single = port.rss != nullptr && port.rss->rqs.size() == 1 ? port.rss->rqs[0] : nullptr;
+    const bool to_buffer = single != nullptr && claim_rx_wqe(port, *single, &direct) &&
+                           direct.status.type == hw::kCqeRxOkay && direct.wqe.num_sge == 1 &&
+                           port.faults.rx_error_count == 0;
+    uint8_t* buf =
+        to_buffer ? reinterpret_cast<uint8_t*>(direct.sges[0].address) : rx_frame_.data();
+    const uint32_t cap = to_buffer ? direct.sges[0].size : kRxStagingBytes;
     uint32_t full_len = 0;
-    uint32_t len = port.wire->receive(buf, kRxStagingBytes, &full_len);
+    uint32_t len = port.wire->receive(buf, cap, &full_len);
     if (len == 0) break;
     ++port.counters.rx_frames;
+    if (full_len < len) full_len = len;
     if (len < kEthHeaderLen || !addressed_to(buf, port.mac)) {
       ++port.counters.rx_filtered;
       continue;
     }
     const bool tagged = has_vlan_tag(buf);
-    if (full_len > len || len > mtu_frame + (tagged ? kVlanTagLen : 0)) {
+    if (full_len > mtu_frame + (tagged ? kVlanTagLen : 0) || (!to_buffer && full_len > len)) {
       ++port.counters.rx_mtu_drops;
       continue;
     }
     if (port.rss == nullptr) {  // no RX queue configured on the vPort
       ++port.counters.rx_no_wqe_drops;
+      continue;
+    }
+    if (full_len > len) {  // did not fit the posted buffer
+      deliver(port, *single, &direct, buf, full_len, 0, 0);
       continue;
     }
     uint8_t* frame = buf;
@@ -58,27 +100,24 @@ unsigned DeviceImpl::receive_port(Port& port, unsigned budget) {
       rq = port.steering[hash & (hw::kRssTableSize - 1)];
       dw1 = hw::Cqe::RxHashType::set(dw1, input.hash_type);
     }
-    deliver(port, *rq, frame, len, dw1, hash);
+    deliver(port, *rq, to_buffer ? &direct : nullptr, frame, len, dw1, hash);
   }
   return n;
 }
 
-void DeviceImpl::deliver(Port& port, Rq& rq, const uint8_t* frame, uint32_t len, uint32_t dw1,
-                         uint32_t hash) {
-  if (rq.dead || rq.pending_bu() == 0) {
-    ++port.counters.rx_no_wqe_drops;  // no CQE (spec §4.9)
-    return;
+void DeviceImpl::deliver(Port& port, Rq& rq, RxBuffer* claimed, const uint8_t* frame, uint32_t len,
+                         uint32_t dw1, uint32_t hash) {
+  RxBuffer local;
+  RxBuffer* b = claimed;
+  if (b == nullptr) {
+    if (!claim_rx_wqe(port, rq, &local)) {
+      ++port.counters.rx_no_wqe_drops;  // no CQE (spec §4.9)
+      return;
+    }
+    b = &local;
   }
-  WqeView w;
-  if (!read_wqe(rq, &w)) {
-    // The header claims more than the doorbell announced: fail it and skip that work.
-    w.size_bu = rq.pending_bu();
-    rq.consumed_bu = rq.tail_bu;
-    ++rq.counters.wqes;
-    post_rx_error(rq, w, kRxBadBuffer);
-    return;
-  }
-  rq.consumed_bu = (rq.consumed_bu + w.size_bu) & kBuMask;
+  const WqeView& w = b->wqe;
+  rq.consumed_bu = b->corrupt ? rq.tail_bu : (rq.consumed_bu + w.size_bu) & kBuMask;
   ++rq.counters.wqes;
   PortFaults& faults = port.faults;
   if (faults.rx_error_count != 0) {
@@ -86,26 +125,20 @@ void DeviceImpl::deliver(Port& port, Rq& rq, const uint8_t* frame, uint32_t len,
     post_rx_error(rq, w, {faults.rx_error_type});
     return;
   }
-  if (w.oob_bytes != hw::kShortOobSize || w.num_sge > config_.limits.max_recv_sge ||
-      w.num_sge > hw::kMaxRxSge) {
-    post_rx_error(rq, w, kRxBadBuffer);
+  if (faults.rx_bad_lkey_count != 0 && !b->corrupt) --faults.rx_bad_lkey_count;
+  if (b->status.type != hw::kCqeRxOkay) {
+    post_rx_error(rq, w, b->status);
     return;
   }
-  hw::Sge sges[hw::kMaxRxSge];
-  read_sgl(rq, w, sges, w.num_sge ? w.num_sge : 1);
-  const bool keys_invalid = faults.rx_bad_lkey_count != 0;
-  if (keys_invalid) --faults.rx_bad_lkey_count;
-  if (check_sgl(mr_table_, rq.pd_id, sges, w.num_sge, true, keys_invalid) != SglStatus::kOk) {
-    post_rx_error(rq, w, kRxBadBuffer);
-    return;
-  }
-  if (len > sgl_bytes(sges, w.num_sge)) {
+  if (len > b->capacity) {
     post_rx_error(rq, w, kRxTruncated);
     return;
   }
+  // memmove: a frame received into its buffer may have moved there by a VLAN strip.
   for (uint32_t i = 0, done = 0; done < len; ++i) {
-    const uint32_t chunk = sges[i].size < len - done ? sges[i].size : len - done;
-    std::memcpy(reinterpret_cast<void*>(sges[i].address), frame + done, chunk);
+    const uint32_t chunk = b->sges[i].size < len - done ? b->sges[i].size : len - done;
+    void* dst = reinterpret_cast<void*>(b->sges[i].address);
+    if (dst != frame + done) std::memmove(dst, frame + done, chunk);
     done += chunk;
   }
   ++rq.counters.packets;

@@ -55,8 +55,9 @@ CqeStatus DeviceImpl::check_and_send(Sq& sq, const WqeView& w) {
   }
   if (w.oob_bytes != hw::kShortOobSize && w.oob_bytes != hw::kLongOobSize) return kInvalidOob;
   hw::TxOob oob{};
-  std::memcpy(&oob, w.oob, w.oob_bytes);
   const bool long_oob = w.oob_bytes == hw::kLongOobSize;
+  std::memcpy(&oob.s, w.oob, sizeof(oob.s));
+  if (long_oob) std::memcpy(&oob.l, w.oob + sizeof(oob.s), sizeof(oob.l));
   if (S::Format::get(oob.s.dw0) !=
       static_cast<uint32_t>(long_oob ? hw::PacketFormat::kLong : hw::PacketFormat::kShort))
     return kInvalidOob;
@@ -82,26 +83,33 @@ CqeStatus DeviceImpl::check_and_send(Sq& sq, const WqeView& w) {
   const uint32_t mtu_frame = config_.limits.mtu + kEthHeaderLen;
   const uint64_t total = sgl_bytes(sges, w.num_sge);
   if (total > mtu_frame + kVlanTagLen) return {hw::kCqeTxMtuDrop};
-  uint8_t* frame = tx_frame_.data();
-  uint32_t len = 0;
-  for (uint32_t i = 0; i < w.num_sge; ++i) {
-    std::memcpy(frame + len, reinterpret_cast<const void*>(sges[i].address), sges[i].size);
-    len += sges[i].size;
+  const bool inject_vlan = long_oob && hw::TxLongOob::InjectVlan::get(oob.l.dw2);
+  const TxChecksumRequest csum{S::IpCsum::get(oob.s.dw0) != 0, S::TcpCsum::get(oob.s.dw0) != 0,
+                               S::UdpCsum::get(oob.s.dw0) != 0};
+  const bool rewrite = inject_vlan || csum.ipv4_header || csum.tcp || csum.udp;
+  // A one-SGE frame the NIC does not rewrite goes to the wire straight from the driver's buffer;
+  // otherwise it is gathered into the staging buffer (the driver's memory is never modified).
+  const uint8_t* frame;
+  uint32_t len = static_cast<uint32_t>(total);
+  if (w.num_sge == 1 && !rewrite) {
+    frame = reinterpret_cast<const uint8_t*>(sges[0].address);
+  } else {
+    uint8_t* staging = tx_frame_.data();
+    for (uint32_t i = 0, at = 0; i < w.num_sge; at += sges[i].size, ++i)
+      std::memcpy(staging + at, reinterpret_cast<const void*>(sges[i].address), sges[i].size);
+    frame = staging;
   }
   if (len < kEthHeaderLen) return {hw::kCqeTxHdrProcessingError};
   if (config_.anti_spoof && std::memcmp(frame + 6, port.mac.data(), 6) != 0)
     return {hw::kCqeTxSaDrop};
-  if (long_oob && hw::TxLongOob::InjectVlan::get(oob.l.dw2)) {
+  if (inject_vlan) {
     if (has_vlan_tag(frame)) return {hw::kCqeTxVlanTaggingViolation};
-    len = insert_vlan_tag(frame, len, vlan_tci(oob.l));
+    len = insert_vlan_tag(tx_frame_.data(), len, vlan_tci(oob.l));
   }
   if (len > mtu_frame + (has_vlan_tag(frame) ? kVlanTagLen : 0)) return {hw::kCqeTxMtuDrop};
-
-  const TxChecksumRequest csum{S::IpCsum::get(oob.s.dw0) != 0, S::TcpCsum::get(oob.s.dw0) != 0,
-                               S::UdpCsum::get(oob.s.dw0) != 0};
   if (csum.ipv4_header || csum.tcp || csum.udp) {
     FrameInfo info;
-    if (parse_frame(frame, len, &info)) complete_tx_checksums(frame, info, csum);
+    if (parse_frame(frame, len, &info)) complete_tx_checksums(tx_frame_.data(), info, csum);
   }
   if (port.wire->transmit(frame, len))
     ++port.counters.tx_frames;

@@ -15,9 +15,11 @@ uint32_t key_window(const uint8_t* key, uint32_t bit) {
   return static_cast<uint32_t>(w >> (8 - bit % 8));
 }
 
-void append(RssInput* in, const uint8_t* p, uint32_t n) {
-  std::memcpy(in->bytes + in->len, p, n);
-  in->len += n;
+// N is a compile-time size so the copy stays inline on the per-packet path.
+template <uint32_t N>
+void append(RssInput* in, const uint8_t* p) {
+  std::memcpy(in->bytes + in->len, p, N);
+  in->len += N;
 }
 
 }  // namespace
@@ -42,13 +44,13 @@ RssInput rss_input(const uint8_t* frame, const FrameInfo& info) {
   if (!v4 && !v6) return in;
   const uint8_t* ip = frame + info.l3_offset;
   if (v4)
-    append(&in, ip + 12, 8);  // source, destination
+    append<8>(&in, ip + 12);  // source, destination
   else
-    append(&in, ip + 8, 32);
+    append<32>(&in, ip + 8);
   const bool ports = !info.fragment && info.l4_offset != 0 && info.l4_len >= 4 &&
                      (info.l4_proto == 6 || info.l4_proto == 17);
   if (ports) {
-    append(&in, frame + info.l4_offset, 4);  // source port, destination port
+    append<4>(&in, frame + info.l4_offset);  // source port, destination port
     if (info.l4_proto == 6)
       in.hash_type = v4 ? hw::kHashTcpIpv4 : hw::kHashTcpIpv6;
     else

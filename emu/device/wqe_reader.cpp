@@ -26,6 +26,11 @@ bool read_wqe(const WorkQueue& q, WqeView* out) {
 void read_sgl(const WorkQueue& q, const WqeView& w, hw::Sge* out, uint32_t n) {
   const uint32_t mask = q.size - 1;
   uint32_t pos = (w.offset_bu * hw::kBasicUnit + hw::kDmaOobSize + w.oob_bytes) & mask;
+  if (pos + n * hw::kSgeSize <= q.size) {  // the common case: no wrap, fixed-size copies
+    for (uint32_t i = 0; i < n; ++i)
+      std::memcpy(&out[i], q.ring + pos + i * hw::kSgeSize, hw::kSgeSize);
+    return;
+  }
   auto* dst = reinterpret_cast<uint8_t*>(out);
   uint32_t left = n * hw::kSgeSize;
   while (left != 0) {
