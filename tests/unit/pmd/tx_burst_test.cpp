@@ -1,0 +1,219 @@
+// The TX burst on a fake queue (spec §4.2, §4.3, §4.9, §4.10, §7): CQE suppression on all but the
+// last WQE, completion by okay and error CQEs, stop at the first unsendable packet, offload OOBs.
+#include <vector>
+
+#include <rte_ip.h>
+#include <rte_udp.h>
+
+#include "burst.h"
+#include "eal_env.h"
+#include "fake_port.h"
+#include "tx_oob.h"
+
+namespace {
+
+using namespace mana;
+using mana_test::FakeCq;
+
+constexpr uint32_t kRing = 64;
+constexpr uint32_t kSqId = 0x2345;
+constexpr uint32_t kCqId = 0x77;
+
+class TxBurstTest : public mana_test::FakePort {
+ protected:
+  void SetUp() override {
+    FakePort::SetUp();
+    q_.sq = WorkQueue{sq_mem_.p,
+                      static_cast<uint32_t>(sq_mem_.size - 1),
+                      static_cast<uint32_t>(sq_mem_.size / 32),
+                      0,
+                      0,
+                      kSqId};
+    q_.cq = cq_.consumer(kCqId);
+    q_.descs = descs_;
+    q_.desc_mask = kRing - 1;
+    q_.oob = make_tx_oob_template(kCqId, kSqId, 0);
+    q_.max_sge = 15;
+    q_.port_id = mana_test::kFakePortId;
+    q_.priv = &priv_;
+    mr_queue_cache_reset(q_.mr);
+  }
+  void TearDown() override {
+    for (TxDesc& d : descs_)
+      if (d.mbuf) rte_pktmbuf_free(d.mbuf);
+    FakePort::TearDown();
+  }
+
+  rte_mbuf* packet(uint16_t len = 64, unsigned segs = 1) {
+    rte_mbuf* head = nullptr;
+    for (unsigned s = 0; s < segs; s++) {
+      rte_mbuf* m = rte_pktmbuf_alloc(pool_);
+      EXPECT_NE(m, nullptr);
+      EXPECT_NE(rte_pktmbuf_append(m, len), nullptr);
+      if (head == nullptr)
+        head = m;
+      else
+        EXPECT_EQ(rte_pktmbuf_chain(head, m), 0);
+    }
+    return head;
+  }
+  // The NIC's view of the WQE starting at basic unit `bu`.
+  hw::WqeHeader header_at(uint32_t bu) const {
+    hw::WqeHeader h;
+    std::memcpy(&h, sq_mem_.p + ((bu * 32) & (sq_mem_.size - 1)), sizeof(h));
+    return h;
+  }
+  hw::TxShortOob oob_at(uint32_t bu) const {
+    hw::TxShortOob o;
+    std::memcpy(&o, sq_mem_.p + ((bu * 32 + 8) & (sq_mem_.size - 1)), sizeof(o));
+    return o;
+  }
+  void complete(uint32_t type) {
+    cq_.produce([&](hw::Cqe& e) {
+      e.dw[0] = hw::Cqe::ClientType::set(type, hw::kClientTypeCompletion);
+      e.dw[15] = hw::Cqe::IsSq::set(hw::Cqe::WqNum::set(0, kSqId), 1);
+    });
+  }
+  uint16_t tx(eth_tx_burst_t burst, std::vector<rte_mbuf*>& pkts) {
+    return burst(&q_, pkts.data(), static_cast<uint16_t>(pkts.size()));
+  }
+
+  mana_test::AlignedMemory sq_mem_{4096};
+  FakeCq cq_{kRing};
+  TxDesc descs_[kRing] = {};
+  TxQueue q_{};
+  eth_tx_burst_t plain_ = select_tx_burst(0);
+};
+
+TEST_F(TxBurstTest, AllButTheLastWqeSuppressTheirCqe) {
+  std::vector<rte_mbuf*> pkts;
+  for (int i = 0; i < 5; i++) pkts.push_back(packet(60 + i));
+  const unsigned used = in_use();
+  ASSERT_EQ(tx(plain_, pkts), 5);
+  for (uint32_t i = 0; i < 5; i++) {
+    EXPECT_EQ(header_at(i).num_sge(), 1u);
+    EXPECT_EQ(hw::TxShortOob::SuppressCqe::get(oob_at(i).dw0), i < 4 ? 1u : 0u) << i;
+    EXPECT_EQ(hw::TxShortOob::VcqNumber::get(oob_at(i).dw0), kCqId);
+  }
+  EXPECT_EQ(doorbell(hw::kSqDoorbellOffset), hw::sq_doorbell(kSqId, 5 * 32));
+  EXPECT_EQ(q_.stats.packets, 5u);
+  EXPECT_EQ(q_.stats.bytes, 60u + 61 + 62 + 63 + 64);
+  EXPECT_EQ(in_use(), used);  // the NIC owns them until completion
+
+  complete(hw::kCqeTxOkay);  // one CQE completes the whole burst
+  EXPECT_EQ(tx_reclaim(q_), 5u);
+  EXPECT_EQ(in_use(), used - 5);
+  EXPECT_EQ(q_.sq.tail_bu, q_.sq.head_bu);
+}
+
+TEST_F(TxBurstTest, ErrorCqeOfASuppressedWqeIsCountedAndEverythingIsFreed) {
+  std::vector<rte_mbuf*> pkts{packet(), packet(), packet()};
+  const unsigned used = in_use();
+  ASSERT_EQ(tx(plain_, pkts), 3);
+  complete(hw::kCqeTxMtuDrop);  // the second (suppressed) WQE failed
+  complete(hw::kCqeTxOkay);     // the last one completes the rest
+  EXPECT_EQ(tx_reclaim(q_), 3u);
+  EXPECT_EQ(q_.stats.errors, 1u);
+  EXPECT_EQ(q_.stats.cqe_errors[hw::kCqeTxMtuDrop - hw::kCqeTxSaDrop], 1u);
+  EXPECT_EQ(in_use(), used - 3);
+}
+
+TEST_F(TxBurstTest, FullRingStopsTheBurstAndCounts) {
+  std::vector<rte_mbuf*> pkts;
+  for (uint32_t i = 0; i < kRing + 8; i++) pkts.push_back(packet());
+  ASSERT_EQ(tx(plain_, pkts), kRing);
+  EXPECT_EQ(q_.stats.ring_full, 1u);
+  std::vector<rte_mbuf*> rest(pkts.begin() + kRing, pkts.end());
+  EXPECT_EQ(tx(plain_, rest), 0);  // nothing completed yet
+  complete(hw::kCqeTxOkay);
+  EXPECT_EQ(tx(plain_, rest), 8);  // the completion made room
+}
+
+TEST_F(TxBurstTest, TooManySegmentsStopsAtThatPacket) {
+  std::vector<rte_mbuf*> pkts{packet(), packet(64, 2), packet()};
+  EXPECT_EQ(tx(plain_, pkts), 1);  // single-segment burst function: 2 segments refused
+  EXPECT_EQ(q_.stats.too_many_segs, 1u);
+  const eth_tx_burst_t multi = select_tx_burst(RTE_ETH_TX_OFFLOAD_MULTI_SEGS);
+  std::vector<rte_mbuf*> rest{pkts[1], pkts[2], packet(32, 16)};
+  EXPECT_EQ(tx(multi, rest), 2);  // 16 segments > max_sge 15
+  EXPECT_EQ(q_.stats.too_many_segs, 2u);
+  EXPECT_EQ(header_at(1).num_sge(), 2u);
+  EXPECT_EQ(q_.sq.head_bu, 1u + 2 + 1);  // 1 + 2 (two SGEs) + 1 basic units
+  rte_pktmbuf_free(rest[2]);
+}
+
+TEST_F(TxBurstTest, ChecksumOffloadSeedsThePseudoHeaderSum) {
+  rte_mbuf* m = packet(14 + 20 + 8 + 18);
+  auto* ip = rte_pktmbuf_mtod_offset(m, rte_ipv4_hdr*, 14);
+  std::memset(ip, 0, 20);
+  ip->version_ihl = 0x45;
+  ip->total_length = rte_cpu_to_be_16(20 + 8 + 18);
+  ip->next_proto_id = IPPROTO_UDP;
+  ip->src_addr = rte_cpu_to_be_32(0xC6120001);
+  ip->dst_addr = rte_cpu_to_be_32(0xC6120002);
+  auto* udp = rte_pktmbuf_mtod_offset(m, rte_udp_hdr*, 34);
+  udp->dgram_cksum = 0xFFFF;
+  m->l2_len = 14;
+  m->l3_len = 20;
+  m->ol_flags = RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM | RTE_MBUF_F_TX_UDP_CKSUM;
+  const uint16_t expected = rte_ipv4_phdr_cksum(ip, m->ol_flags);
+  const eth_tx_burst_t csum =
+      select_tx_burst(RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM);
+  std::vector<rte_mbuf*> pkts{m};
+  ASSERT_EQ(tx(csum, pkts), 1);
+  EXPECT_EQ(udp->dgram_cksum, expected);
+  const hw::TxShortOob o = oob_at(0);
+  EXPECT_EQ(hw::TxShortOob::IsIpv4::get(o.dw0), 1u);
+  EXPECT_EQ(hw::TxShortOob::IpCsum::get(o.dw0), 1u);
+  EXPECT_EQ(hw::TxShortOob::UdpCsum::get(o.dw0), 1u);
+  EXPECT_EQ(hw::TxShortOob::TcpCsum::get(o.dw0), 0u);
+
+  // Without the offload flags nothing in the packet changes.
+  rte_mbuf* plain = packet(60);
+  std::memset(rte_pktmbuf_mtod(plain, void*), 0x5A, 60);
+  plain->l2_len = 14;
+  plain->l3_len = 20;
+  std::vector<rte_mbuf*> more{plain};
+  ASSERT_EQ(tx(csum, more), 1);
+  for (int i = 0; i < 60; i++) ASSERT_EQ(rte_pktmbuf_mtod(plain, uint8_t*)[i], 0x5A);
+}
+
+TEST_F(TxBurstTest, VlanInsertUsesTheLongOob) {
+  rte_mbuf* m = packet();
+  m->ol_flags = RTE_MBUF_F_TX_VLAN;
+  m->vlan_tci = (5 << 13) | 0x064;
+  const eth_tx_burst_t vlan = select_tx_burst(RTE_ETH_TX_OFFLOAD_VLAN_INSERT);
+  std::vector<rte_mbuf*> pkts{m, packet()};
+  ASSERT_EQ(tx(vlan, pkts), 2);
+  EXPECT_EQ(header_at(0).oob_bytes(), 24u);
+  EXPECT_EQ(hw::TxShortOob::Format::get(oob_at(0).dw0), 1u);
+  uint32_t dw2;
+  std::memcpy(&dw2, sq_mem_.p + 16, 4);
+  EXPECT_EQ(hw::TxLongOob::InjectVlan::get(dw2), 1u);
+  EXPECT_EQ(hw::TxLongOob::Pcp::get(dw2), 5u);
+  EXPECT_EQ(hw::TxLongOob::Vid::get(dw2), 0x064u);
+  EXPECT_EQ(header_at(2).oob_bytes(), 8u);  // the second packet: short OOB after 2 basic units
+  EXPECT_EQ(q_.sq.head_bu, 3u);
+}
+
+TEST_F(TxBurstTest, ManyLapsOfTheRing) {
+  const unsigned used = in_use();
+  for (int lap = 0; lap < 40; lap++) {
+    std::vector<rte_mbuf*> pkts;
+    for (int i = 0; i < 31; i++) pkts.push_back(packet());
+    ASSERT_EQ(tx(plain_, pkts), 31) << lap;
+    complete(hw::kCqeTxOkay);
+  }
+  tx_reclaim(q_);
+  EXPECT_EQ(in_use(), used);
+  EXPECT_EQ(q_.desc_head, q_.desc_tail);
+  EXPECT_EQ(q_.stats.packets, 40u * 31);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  ::testing::AddGlobalTestEnvironment(new mana_test::EalEnvironment);
+  return RUN_ALL_TESTS();
+}
