@@ -118,12 +118,19 @@ int arm_doorbells(EmuContext* ctx, bool poll) {
   return rc;
 }
 
-void teardown_doorbells(EmuContext* ctx) {
+// Stops trapping and hands every doorbell still in the FIFO to the device (before it forgets the
+// context). Idempotent.
+void stop_trapping(EmuContext* ctx) {
   if (ctx->cmd_map != nullptr && cmd_header(ctx->cmd_map)->trap != 0) {
     doorbell::trap_unregister(const_cast<uint64_t*>(ctx->db_page));
     Runtime::get()->thread().remove_fifo(
         doorbell::DoorbellFifo::attach(cmd_fifo_memory(ctx->cmd_map)));
+    cmd_header(ctx->cmd_map)->trap = 0;
   }
+}
+
+void teardown_doorbells(EmuContext* ctx) {
+  stop_trapping(ctx);
   unmap_doorbell_page(ctx->db_page);
   unmap_cmd_region(ctx->cmd_map);
 }
@@ -232,6 +239,7 @@ MANA_EMU_EXPORT int ibv_close_device(ibv_context* context) {
   Runtime* rt = Runtime::get();
   std::lock_guard<std::mutex> guard(rt->lock());
   rt->context_closed(ctx);
+  stop_trapping(ctx);
   ctx->device->close_context(ctx->context_id);
   free_context(ctx);
   return 0;

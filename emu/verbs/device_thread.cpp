@@ -25,10 +25,14 @@ void DeviceThread::add_device(Device* device) {
 }
 
 bool DeviceThread::add_fifo(Device* device, doorbell::DoorbellFifo* fifo) {
-  for (auto& slot : fifos_) {
+  for (unsigned i = 0; i < kMaxFifos; ++i) {
+    FifoSlot& slot = fifos_[i];
     if (slot.fifo.load(std::memory_order_acquire) == nullptr) {
       slot.device = device;
       slot.fifo.store(fifo, std::memory_order_release);
+      if (fifo_slots_used_.load(std::memory_order_relaxed) <= i) {
+        fifo_slots_used_.store(i + 1, std::memory_order_release);
+      }
       return true;
     }
   }
@@ -64,7 +68,9 @@ void DeviceThread::stop() {
 
 unsigned DeviceThread::drain_fifos() {
   unsigned work = 0;
-  for (auto& slot : fifos_) {
+  const unsigned used = fifo_slots_used_.load(std::memory_order_acquire);
+  for (unsigned i = 0; i < used; ++i) {
+    FifoSlot& slot = fifos_[i];
     doorbell::DoorbellFifo* fifo = slot.fifo.load(std::memory_order_acquire);
     if (fifo == nullptr) continue;
     doorbell::DoorbellRecord record;

@@ -35,6 +35,7 @@ class DeviceThread {
 
   std::atomic<Device*> devices_[kMaxDevices] = {};
   FifoSlot fifos_[kMaxFifos];
+  std::atomic<unsigned> fifo_slots_used_{0};  // high-water mark: the loop scans only these
   std::atomic<uint64_t> passes_{0};
   std::atomic<bool> stop_{false};
   std::thread thread_;
