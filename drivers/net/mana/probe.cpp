@@ -80,8 +80,16 @@ bool query_ethernet_device(ibv_device* ibdev, const char* pci_name, ibv_device_a
   return true;
 }
 
+bool has_port(const Candidate* c, unsigned count, unsigned ib_port) {
+  for (unsigned i = 0; i < count; i++)
+    if (c[i].ib_port == ib_port) return true;
+  return false;
+}
+
 // Collects the ports of `pci` that the devargs select. Returns their number, or a negative errno.
-int find_ports(rte_pci_device* pci, const Devargs& devargs, ibv_device** list, int n,
+// A secondary process does not open the device (the primary owns it): it takes the ports from
+// sysfs and attaches to the ethdevs of the primary.
+int find_ports(rte_pci_device* pci, const Devargs& devargs, ibv_device** list, int n, bool primary,
                Candidate* out) {
   bool mac_found[kMaxMacDevargs] = {};
   unsigned count = 0;
@@ -95,16 +103,23 @@ int find_ports(rte_pci_device* pci, const Devargs& devargs, ibv_device** list, i
       continue;
     }
     if (rte_pci_addr_cmp(&addr, &pci->addr) != 0) continue;
-    ibv_device_attr_ex attr;
-    if (!query_ethernet_device(list[i], pci->name, &attr)) continue;
+    ibv_device_attr_ex attr{};
+    unsigned ports = kMaxPortsPerFunction;
+    if (primary) {
+      if (!query_ethernet_device(list[i], pci->name, &attr)) continue;
+      ports = attr.orig_attr.phys_port_cnt;
+    }
     some_ibdev_path = list[i]->ibdev_path;
-    for (unsigned port = 1; port <= attr.orig_attr.phys_port_cnt; port++) {
+    for (unsigned port = 1; port <= ports; port++) {
       PortNetdev nd;
       if (ib_port_netdev(list[i]->ibdev_path, port, &nd) != 0) {
-        MANA_INIT_LOG(WARNING, "%s: RDMA device %s port %u has no netdev with dev_port %u: skipped",
-                      pci->name, list[i]->name, port, port - 1);
+        if (primary)
+          MANA_INIT_LOG(WARNING,
+                        "%s: RDMA device %s port %u has no netdev with dev_port %u: skipped",
+                        pci->name, list[i]->name, port, port - 1);
         continue;
       }
+      if (!primary && has_port(out, count, port)) continue;  // seen through another RDMA device
       if (!devargs.wants(nd.mac)) continue;
       for (unsigned m = 0; m < devargs.mac_count; m++)
         if (rte_is_same_ether_addr(&devargs.macs[m], &nd.mac)) mac_found[m] = true;
@@ -235,7 +250,7 @@ int probe_function(rte_pci_device* pci, const Devargs& devargs, bool primary) {
     return -ENODEV;
   }
   Candidate cands[kMaxPortsPerFunction];
-  int rc = find_ports(pci, devargs, list, n, cands);
+  int rc = find_ports(pci, devargs, list, n, primary, cands);
   if (rc == 0) {
     MANA_INIT_LOG(ERR, "%s: no port to probe", pci->name);
     rc = -ENODEV;
