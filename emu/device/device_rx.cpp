@@ -50,7 +50,6 @@ unsigned DeviceImpl::receive_port(Port& port, unsigned budget) {
   const uint32_t mtu_frame = config_.limits.mtu + kEthHeaderLen;
   RxBuffer direct;
   for (; n < budget; ++n) {
-    if (port.wire->peek() == 0) break;
     // With one RX queue the destination is known before the frame is read: receive it straight
     // into the next posted buffer (a NIC may write posted buffers it does not complete).
     Rq* single = port.rss != nullptr && port.rss->rqs.size() == 1 ? port.rss->rqs[0] : nullptr;

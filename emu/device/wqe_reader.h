@@ -1,9 +1,10 @@
 // Reading a WQE from an SQ/RQ ring (spec §4.1, §4.2) and checking its SGL against the registered
 // memory (spec §6.4), shared by the TX and RX paths. Nothing here touches memory outside the ring
-// or a live MR.
+// or a live MR. Inline: this is the per-packet path of both directions.
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 #include "device/objects.h"
 #include "device/tagged_table.h"
@@ -11,6 +12,8 @@
 namespace mana::emu {
 
 using MrTable = TaggedTable<Mr>;
+
+inline constexpr uint32_t kIbvAccessLocalWrite = 1;
 
 struct WqeView {
   uint32_t offset_bu = 0;  // BU position of the WQE (27-bit)
@@ -22,18 +25,61 @@ struct WqeView {
 
 // Reads the header at the queue's consumed position. False when the WQE's size (from its header)
 // exceeds the ring or the work the doorbell announced.
-bool read_wqe(const WorkQueue& q, WqeView* out);
+inline bool read_wqe(const WorkQueue& q, WqeView* out) {
+  const uint32_t offset = (q.consumed_bu * hw::kBasicUnit) & (q.size - 1);
+  hw::WqeHeader header;
+  std::memcpy(&header, q.ring + offset, sizeof(header));
+  out->offset_bu = q.consumed_bu;
+  out->num_sge = header.num_sge();
+  out->oob_bytes = header.oob_bytes();
+  out->size_bu = hw::wqe_size_bu(out->oob_bytes, out->num_sge);
+  out->oob = q.ring + offset + hw::kDmaOobSize;
+  return out->size_bu <= q.pending_bu() && out->size_bu <= q.size_bu();
+}
 
 // Copies `n` SGEs that follow the OOB (wrapping at the end of the ring).
-void read_sgl(const WorkQueue& q, const WqeView& w, hw::Sge* out, uint32_t n);
+inline void read_sgl(const WorkQueue& q, const WqeView& w, hw::Sge* out, uint32_t n) {
+  const uint32_t mask = q.size - 1;
+  uint32_t pos = (w.offset_bu * hw::kBasicUnit + hw::kDmaOobSize + w.oob_bytes) & mask;
+  if (pos + n * hw::kSgeSize <= q.size) {  // the common case: no wrap, fixed-size copies
+    for (uint32_t i = 0; i < n; ++i)
+      std::memcpy(&out[i], q.ring + pos + i * hw::kSgeSize, hw::kSgeSize);
+    return;
+  }
+  auto* dst = reinterpret_cast<uint8_t*>(out);
+  uint32_t left = n * hw::kSgeSize;
+  while (left != 0) {
+    const uint32_t chunk = left < q.size - pos ? left : q.size - pos;
+    std::memcpy(dst, q.ring + pos, chunk);
+    dst += chunk;
+    left -= chunk;
+    pos = (pos + chunk) & mask;
+  }
+}
 
 enum class SglStatus { kOk, kBadDummy, kBadKey, kOutOfRange, kNoWrite };
 
 // Checks every SGE: live lkey of the queue's PD, inside its MR, LOCAL_WRITE when `write`.
 // `num_sge == 0` requires the single dummy SGE {1, 0, 0} (passed as sges[0]). `keys_invalid`
 // treats every lkey as invalid (an injected fault).
-SglStatus check_sgl(const MrTable& mrs, uint32_t pd_id, const hw::Sge* sges, uint32_t num_sge,
-                    bool write, bool keys_invalid);
+inline SglStatus check_sgl(const MrTable& mrs, uint32_t pd_id, const hw::Sge* sges,
+                           uint32_t num_sge, bool write, bool keys_invalid) {
+  if (num_sge == 0) {
+    const hw::Sge& s = sges[0];
+    const bool dummy = s.address == hw::kDummySge.address && s.mem_key == hw::kDummySge.mem_key &&
+                       s.size == hw::kDummySge.size;
+    return dummy ? SglStatus::kOk : SglStatus::kBadDummy;
+  }
+  for (uint32_t i = 0; i < num_sge; ++i) {
+    const hw::Sge& s = sges[i];
+    const Mr* mr = keys_invalid ? nullptr : mrs.find(s.mem_key);
+    if (mr == nullptr || mr->pd_id != pd_id) return SglStatus::kBadKey;
+    if (s.address < mr->addr || s.size > mr->len || s.address - mr->addr > mr->len - s.size)
+      return SglStatus::kOutOfRange;
+    if (write && !(mr->access & kIbvAccessLocalWrite)) return SglStatus::kNoWrite;
+  }
+  return SglStatus::kOk;
+}
 
 inline uint64_t sgl_bytes(const hw::Sge* sges, uint32_t n) {
   uint64_t total = 0;
