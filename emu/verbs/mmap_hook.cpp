@@ -31,12 +31,10 @@ struct TrappedMapping {
 constexpr unsigned kMaxTrappedMappings = 256;
 TrappedMapping g_trapped[kMaxTrappedMappings];
 
+// Read on every call (not cached): a process may set MANA_EMU_CONFIG after its first mmap.
 bool emulation_active() {
-  static const bool active = [] {
-    const char* config = getenv("MANA_EMU_CONFIG");
-    return config != nullptr && *config != '\0';
-  }();
-  return active;
+  const char* config = getenv("MANA_EMU_CONFIG");
+  return config != nullptr && *config != '\0';
 }
 
 void* map_trapped_doorbell_page(void* addr, size_t len, int flags, int fd) {
