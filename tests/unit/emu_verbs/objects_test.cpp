@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <string>
+#include <vector>
 
 #include "scenario.h"
 #include "verbs_driver.h"
@@ -301,6 +302,106 @@ TEST(Limits2025Objects, DeviceLimitsInsteadOfRdmaCore44) {
   EXPECT_EQ(mqp.sq_size, 256u * 1024u);
   EXPECT_EQ(ibv_destroy_qp(qp), 0);
   EXPECT_EQ(ibv_destroy_cq(cq), 0);
+  port.close();
+  expect_all_freed(0);
+}
+
+}  // namespace
+}  // namespace mana::emu::test
+
+namespace mana::emu::test {
+namespace {
+
+// RSS over four WQs (log size 2): the RSS QP gives every WQ and its CQ a hardware id.
+TEST(TrapObjects, RssOverFourWqs) {
+  Probe probe;
+  PortObjects port;
+  ASSERT_TRUE(port.open(probe.dev(), 2));
+  manadv_ctx_allocators a = Allocator::callbacks();
+  ASSERT_EQ(manadv_set_context_attr(port.ctx, MANADV_CTX_ATTR_BUF_ALLOCATORS, &a), 0);
+  ibv_cq* cqs[4];
+  ibv_wq* wqs[4];
+  for (int i = 0; i < 4; ++i) {
+    cqs[i] = ibv_create_cq(port.ctx, 128, nullptr, nullptr, 0);
+    ASSERT_NE(cqs[i], nullptr);
+    wqs[i] = wq(port, cqs[i], 128, 1);
+    ASSERT_NE(wqs[i], nullptr);
+  }
+  ibv_rwq_ind_table_init_attr ind_attr{};
+  ind_attr.log_ind_tbl_size = 2;
+  ind_attr.ind_tbl = wqs;
+  ibv_rwq_ind_table* ind = ibv_create_rwq_ind_table(port.ctx, &ind_attr);
+  ASSERT_NE(ind, nullptr);
+  uint8_t key[40] = {1, 2, 3};
+  ibv_qp_init_attr_ex rss{};
+  rss.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_RX_HASH | IBV_QP_INIT_ATTR_IND_TABLE;
+  rss.qp_type = IBV_QPT_RAW_PACKET;
+  rss.pd = port.ppd;
+  rss.rwq_ind_tbl = ind;
+  rss.rx_hash_conf.rx_hash_function = IBV_RX_HASH_FUNC_TOEPLITZ;
+  rss.rx_hash_conf.rx_hash_key_len = sizeof(key);
+  rss.rx_hash_conf.rx_hash_key = key;
+  ibv_qp* qp = ibv_create_qp_ex(port.ctx, &rss);
+  ASSERT_NE(qp, nullptr) << strerror(errno);
+  std::vector<uint32_t> ids;
+  for (int i = 0; i < 4; ++i) {
+    manadv_rwq mrwq{};
+    manadv_cq mcq{};
+    manadv_obj obj{};
+    obj.cq.in = cqs[i];
+    obj.cq.out = &mcq;
+    obj.rwq.in = wqs[i];
+    obj.rwq.out = &mrwq;
+    ASSERT_EQ(manadv_init_obj(&obj, MANADV_OBJ_CQ | MANADV_OBJ_RWQ), 0);
+    EXPECT_EQ(mrwq.count, 128u);
+    EXPECT_EQ(mrwq.size, 4096u);
+    ids.push_back(mrwq.wq_id);
+    ids.push_back(mcq.cq_id);
+  }
+  for (size_t i = 0; i < ids.size(); ++i) {
+    EXPECT_NE(ids[i], 0u);
+    for (size_t j = 0; j < i; ++j) EXPECT_NE(ids[i], ids[j]);
+  }
+  const std::string counters = control("counters 0");
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_NE(counters.find("{\"id\":" + std::to_string(ids[2 * i]) + ","), std::string::npos)
+        << counters;
+  }
+  EXPECT_EQ(ibv_destroy_qp(qp), 0);
+  EXPECT_NE(control("counters 0").find("\"rqs\":[]"), std::string::npos);
+  EXPECT_EQ(ibv_destroy_rwq_ind_table(ind), 0);
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(ibv_destroy_wq(wqs[i]), 0);
+    EXPECT_EQ(ibv_destroy_cq(cqs[i]), 0);
+  }
+  port.close();
+  expect_all_freed(0);
+}
+
+TEST(TrapObjects, MemoryRegistrationEntryPoints) {
+  Probe probe;
+  PortObjects port;
+  ASSERT_TRUE(port.open(probe.dev(), 1));
+  std::vector<uint8_t> buf(1 << 20);
+  const uint64_t va = reinterpret_cast<uintptr_t>(buf.data());
+  ibv_mr* mr = ibv_reg_mr_iova2(port.pd, buf.data(), buf.size(), va, IBV_ACCESS_LOCAL_WRITE);
+  ASSERT_NE(mr, nullptr) << strerror(errno);
+  EXPECT_EQ(mr->lkey, mr->rkey);
+  EXPECT_NE(mr->lkey, 0xFFFFFFFFu);
+  EXPECT_EQ(mr->pd, port.pd);
+  EXPECT_EQ(mr->length, buf.size());
+  // MANA MRs are process-virtual: the device has no separate IO virtual address.
+  EXPECT_FAILS_WITH(ibv_reg_mr_iova2(port.pd, buf.data(), 4096, va + 4096, IBV_ACCESS_LOCAL_WRITE),
+                    EINVAL);
+  // The inline with a non-constant access goes through ibv_reg_mr_iova2 as well.
+  volatile int access = IBV_ACCESS_LOCAL_WRITE;
+  ibv_mr* mr2 = ibv_reg_mr(port.pd, buf.data(), 4096, access);
+  ASSERT_NE(mr2, nullptr);
+  EXPECT_NE(mr2->lkey, mr->lkey);
+  EXPECT_EQ(control("live 0"),
+            "ok {\"pds\":1,\"mrs\":2,\"cqs\":0,\"wqs\":0,\"sqs\":0,\"rss_qps\":0,\"contexts\":1}");
+  EXPECT_EQ(ibv_dereg_mr(mr2), 0);
+  EXPECT_EQ(ibv_dereg_mr(mr), 0);
   port.close();
   expect_all_freed(0);
 }
