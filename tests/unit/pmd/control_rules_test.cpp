@@ -1,0 +1,130 @@
+// Control-path rules on a fake ethdev (spec §2.3, §2.5, §5.3): device limits reported, queue-count
+// refusals, ring sizes, RSS configuration and the indirection table.
+#include <cerrno>
+#include <cstring>
+
+#include <ethdev_driver.h>
+#include <gtest/gtest.h>
+#include <infiniband/verbs.h>
+
+#include "ethdev_ops.h"
+#include "priv.h"
+#include "rss.h"
+
+namespace {
+
+using namespace mana;
+
+class ControlRulesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    priv_.caps = DeviceCaps{64, 256, 256, 15, 0x7FFFFFFF, UINT64_MAX};
+    data_.dev_private = &priv_;
+    dev_.data = &data_;
+    ops_ = primary_dev_ops();
+  }
+  int configure(uint16_t rxq, uint16_t txq) {
+    data_.nb_rx_queues = rxq;
+    data_.nb_tx_queues = txq;
+    return ops_->dev_configure(&dev_);
+  }
+
+  PortPriv priv_{};
+  rte_eth_dev_data data_{};
+  rte_eth_dev dev_{};
+  const eth_dev_ops* ops_ = nullptr;
+};
+
+TEST_F(ControlRulesTest, InfoReportsDeviceLimits) {
+  rte_eth_dev_info info{};
+  ASSERT_EQ(ops_->dev_infos_get(&dev_, &info), 0);
+  EXPECT_EQ(info.max_rx_queues, 64);
+  EXPECT_EQ(info.max_tx_queues, 64);
+  EXPECT_EQ(info.rx_desc_lim.nb_min, 64);
+  EXPECT_EQ(info.rx_desc_lim.nb_max, 256);
+  EXPECT_EQ(info.rx_desc_lim.nb_align, 64);
+  EXPECT_EQ(info.tx_desc_lim.nb_seg_max, 15);
+  EXPECT_EQ(info.reta_size, 64);
+  EXPECT_EQ(info.hash_key_size, 40);
+  EXPECT_EQ(info.flow_type_rss_offloads, kSupportedRssHf);
+  EXPECT_EQ(info.default_rxportconf.ring_size, 256);
+  EXPECT_EQ(info.default_txportconf.nb_queues, 1);
+  EXPECT_TRUE(info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS);
+  EXPECT_TRUE(info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_RSS_HASH);
+
+  // A 2025 device: more queues than the RSS table, 2048 descriptors.
+  priv_.caps = DeviceCaps{256, 2048, 2048, 15, 0xFFFFFF, UINT64_MAX};
+  ASSERT_EQ(ops_->dev_infos_get(&dev_, &info), 0);
+  EXPECT_EQ(info.max_rx_queues, 64);
+  EXPECT_EQ(info.max_tx_queues, 256);
+  EXPECT_EQ(info.tx_desc_lim.nb_max, 2048);
+}
+
+TEST_F(ControlRulesTest, QueueCountRules) {
+  EXPECT_EQ(configure(1, 1), 0);
+  EXPECT_EQ(configure(4, 3), 0);  // RX and TX counts need not match; TX any count
+  EXPECT_EQ(configure(64, 64), 0);
+  EXPECT_EQ(configure(3, 3), -EINVAL);    // not a power of two
+  EXPECT_EQ(configure(128, 1), -EINVAL);  // beyond the RSS table (and max_qp)
+  EXPECT_EQ(configure(1, 65), -EINVAL);   // beyond max_qp
+}
+
+TEST_F(ControlRulesTest, RssModeTurnsOnTheHashOffloadAndKeyIsChecked) {
+  data_.dev_conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+  uint8_t key[40];
+  for (int i = 0; i < 40; i++) key[i] = static_cast<uint8_t>(i);
+  data_.dev_conf.rx_adv_conf.rss_conf = {key, 40, RTE_ETH_RSS_NONFRAG_IPV4_TCP};
+  ASSERT_EQ(configure(2, 2), 0);
+  EXPECT_TRUE(data_.dev_conf.rxmode.offloads & RTE_ETH_RX_OFFLOAD_RSS_HASH);
+  EXPECT_EQ(std::memcmp(priv_.rss_key, key, 40), 0);
+  EXPECT_EQ(priv_.rss_hf, RTE_ETH_RSS_NONFRAG_IPV4_TCP);
+  data_.dev_conf.rx_adv_conf.rss_conf.rss_key_len = 39;
+  EXPECT_EQ(configure(2, 2), -EINVAL);
+}
+
+TEST_F(ControlRulesTest, RssHashUpdateOnlyWhileStopped) {
+  uint8_t key[40] = {1};
+  rte_eth_rss_conf conf{key, 40, RTE_ETH_RSS_IPV6};
+  data_.dev_started = 1;
+  EXPECT_EQ(ops_->rss_hash_update(&dev_, &conf), -EBUSY);
+  data_.dev_started = 0;
+  EXPECT_EQ(ops_->rss_hash_update(&dev_, &conf), 0);
+  conf.rss_key_len = 16;
+  EXPECT_EQ(ops_->rss_hash_update(&dev_, &conf), -EINVAL);
+  conf.rss_key_len = 40;
+  conf.rss_hf = RTE_ETH_RSS_L2_PAYLOAD;
+  EXPECT_EQ(ops_->rss_hash_update(&dev_, &conf), -EINVAL);
+
+  uint8_t out[40] = {};
+  rte_eth_rss_conf got{out, 40, 0};
+  ASSERT_EQ(ops_->rss_hash_conf_get(&dev_, &got), 0);
+  EXPECT_EQ(got.rss_hf, RTE_ETH_RSS_IPV6);
+  EXPECT_EQ(std::memcmp(out, key, 40), 0);
+}
+
+TEST_F(ControlRulesTest, FieldsMaskCoversBothDirections) {
+  EXPECT_EQ(rss_fields_mask(0), uint64_t{IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4});
+  EXPECT_EQ(rss_fields_mask(RTE_ETH_RSS_NONFRAG_IPV6_UDP),
+            uint64_t{IBV_RX_HASH_SRC_IPV6 | IBV_RX_HASH_DST_IPV6 | IBV_RX_HASH_SRC_PORT_UDP |
+                     IBV_RX_HASH_DST_PORT_UDP});
+}
+
+TEST_F(ControlRulesTest, RetaIsQueueIndexModuloRxQueues) {
+  data_.nb_rx_queues = 4;
+  rte_eth_rss_reta_entry64 reta[1]{};
+  reta[0].mask = ~0ull;
+  ASSERT_EQ(ops_->reta_query(&dev_, reta, 64), 0);
+  for (unsigned i = 0; i < 64; i++) EXPECT_EQ(reta[0].reta[i], i % 4) << i;
+  EXPECT_EQ(ops_->reta_query(&dev_, reta, 128), -EINVAL);
+}
+
+TEST(RingSize, PowerOfTwoWithinTheDeviceLimit) {
+  EXPECT_EQ(ring_size_for(64, 256), 64u);
+  EXPECT_EQ(ring_size_for(192, 256), 256u);
+  EXPECT_EQ(ring_size_for(256, 256), 256u);
+  EXPECT_EQ(ring_size_for(1984, 1984), 1024u);  // 2048 would exceed a 2000-WR device
+  EXPECT_EQ(max_desc_of(DeviceCaps{64, 2000, 4096, 15, 0, 0}), 1984u);
+  EXPECT_EQ(max_desc_of(DeviceCaps{64, 1 << 20, 1 << 20, 15, 0, 0}), 65472u);
+}
+
+}  // namespace
