@@ -1,5 +1,7 @@
 // Control calls of the device model: what mana_ib checks and creates (spec §3.4, §6.1, §6.2).
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 #include "device/cq_producer.h"
@@ -62,7 +64,6 @@ DeviceImpl::DeviceImpl(const VfConfig& config, std::unique_ptr<WireSet> wires, u
 DeviceImpl::~DeviceImpl() = default;
 
 // ---- lookups
-// --------------------------------------------------------------------------------------
 
 Context* DeviceImpl::find_context(uint32_t id) { return find_in(contexts_, id); }
 
@@ -81,7 +82,6 @@ Port* DeviceImpl::find_port(uint32_t ib_port) {
 }
 
 // ---- contexts, PDs, MRs
-// ---------------------------------------------------------------------------
 
 int DeviceImpl::open_context(volatile uint64_t* page, uint32_t* context_id) {
   std::lock_guard g(lock_);
@@ -167,7 +167,6 @@ int DeviceImpl::dereg_mr(uint32_t lkey) {
 }
 
 // ---- CQs and WQs
-// ----------------------------------------------------------------------------------
 
 int DeviceImpl::create_cq(uint32_t context_id, void* buf, uint32_t count, CqEventFd event_fd,
                           uint32_t* cq_handle) {
@@ -243,7 +242,6 @@ int DeviceImpl::destroy_wq(uint32_t wq_handle) {
 }
 
 // ---- queue ids and vPorts
-// -------------------------------------------------------------------------
 
 bool DeviceImpl::bind_queue(QueueBase& q) {
   q.id = queue_ids_.insert(&q);
@@ -268,8 +266,21 @@ void DeviceImpl::release_vport(Port& port) {
   if (--port.vport_users == 0) port.vport_pd = 0;
 }
 
+// Poll mode sees only the last store of each doorbell slot, so it is exact only with one writer per
+// slot (design §4): one SQ and one RQ per context. Trap mode has no such limit.
+bool DeviceImpl::poll_mode_allows(const Context& ctx, uint32_t new_sqs, uint32_t new_rqs) const {
+  if (!poll_doorbells_.load(std::memory_order_relaxed)) return true;
+  if (ctx.sqs + new_sqs <= 1 && ctx.rqs + new_rqs <= 1) return true;
+  std::fprintf(
+      stderr,
+      "mana-emu: context %u would have %u SQs and %u RQs sharing its doorbell page; polled "
+      "doorbells allow one of each per context (use trapped doorbells, or one queue per "
+      "port)\n",
+      ctx.id, ctx.sqs + new_sqs, ctx.rqs + new_rqs);
+  return false;
+}
+
 // ---- QPs
-// --------------------------------------------------------------------------------------------
 
 int DeviceImpl::create_raw_qp(uint32_t context_id, uint32_t pd_id, uint32_t port_num, void* sq_buf,
                               uint32_t sq_size_bytes, uint32_t max_send_wr, uint32_t max_send_sge,
@@ -286,6 +297,7 @@ int DeviceImpl::create_raw_qp(uint32_t context_id, uint32_t pd_id, uint32_t port
   if (max_send_sge > config_.limits.max_send_sge) return EINVAL;
   if (!valid_ring(sq_buf, sq_size_bytes)) return EINVAL;
   if (cq->users != 0) return EINVAL;
+  if (!poll_mode_allows(*ctx, 1, 0)) return EBUSY;
   if (int err = acquire_vport(*port, pd_id)) return err;
 
   auto sq = std::make_unique<Sq>();
@@ -309,6 +321,7 @@ int DeviceImpl::create_raw_qp(uint32_t context_id, uint32_t pd_id, uint32_t port
   *qp_handle = sq->qp_handle;
   sqs_.push_back(sq.get());
   port->sqs.push_back(sq.get());
+  ++ctx->sqs;
   qps_[sq->qp_handle].sq = std::move(sq);
   return 0;
 }
@@ -335,6 +348,10 @@ int DeviceImpl::create_rss_qp(uint32_t context_id, uint32_t pd_id, uint32_t port
     table[i] = rq;
   }
   if (port->rss != nullptr) return EBUSY;  // one steering configuration per vPort
+  uint32_t distinct = 0;
+  for (uint32_t i = 0; i < n; ++i)
+    distinct += std::find(table.begin(), table.begin() + i, table[i]) == table.begin() + i;
+  if (!poll_mode_allows(*ctx, 0, distinct)) return EBUSY;
   if (int err = acquire_vport(*port, pd_id)) return err;
 
   auto rss = std::make_unique<RssQp>();
@@ -362,6 +379,7 @@ int DeviceImpl::create_rss_qp(uint32_t context_id, uint32_t pd_id, uint32_t port
   for (uint32_t i = 0; i < hw::kRssTableSize; ++i) port->steering[i] = table[i & (n - 1)];
   port->default_rq = table[n - 1];
   port->rss = rss.get();
+  ctx->rqs += static_cast<uint32_t>(rss->rqs.size());
   for (uint32_t i = 0; i < n; ++i) out[i] = {table[i]->cq->id, table[i]->id};
   ++pd->users;
   ++ctx->users;
@@ -376,6 +394,7 @@ void DeviceImpl::destroy_raw_qp(Sq& sq) {
   --sq.cq->users;
   erase_value(sqs_, &sq);
   erase_value(sq.port->sqs, &sq);
+  --find_context(sq.context_id)->sqs;
   release_vport(*sq.port);
 }
 
@@ -390,6 +409,7 @@ void DeviceImpl::destroy_rss_qp(RssQp& rss) {
     rq->port = nullptr;
   }
   if (port.rss == &rss) {
+    find_context(rss.context_id)->rqs -= static_cast<uint32_t>(rss.rqs.size());
     port.rss = nullptr;
     port.steering.fill(nullptr);
     port.default_rq = nullptr;
@@ -419,7 +439,6 @@ int DeviceImpl::destroy_qp(uint32_t qp_handle) {
 }
 
 // ---- control channel
-// ------------------------------------------------------------------------------
 
 void DeviceImpl::set_netdev_up(uint32_t port, bool up) {
   std::lock_guard g(lock_);

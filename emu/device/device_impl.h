@@ -83,6 +83,7 @@ class DeviceImpl final : public Device {
   Pd* find_pd(uint32_t id, uint32_t context_id);
   Cq* find_cq(uint32_t handle, uint32_t context_id);
   Port* find_port(uint32_t ib_port);
+  bool poll_mode_allows(const Context& ctx, uint32_t new_sqs, uint32_t new_rqs) const;
   int acquire_vport(Port& port, uint32_t pd_id);
   void release_vport(Port& port);
   bool bind_queue(QueueBase& q);

@@ -21,6 +21,7 @@ struct Context {
   volatile uint64_t* page = nullptr;
   std::array<uint64_t, 3> last_sampled{};  // SQ, RQ, CQ slots as last seen in poll mode
   uint32_t users = 0;                      // PDs, CQs, WQs, QPs created in it
+  uint32_t sqs = 0, rqs = 0;               // instantiated queues ringing through this page
 };
 
 struct Pd {

@@ -219,5 +219,28 @@ TEST(DeviceControl, HotRemovalFailsEveryControlCall) {
   EXPECT_EQ(d.dev().destroy_cq(tx.cq.handle), 0);
 }
 
+TEST(DeviceControl, PolledDoorbellsAllowOneSqAndOneRqPerContext) {
+  Driver d(test_config(2));
+  d.dev().set_poll_doorbells(true);
+  TxQueue first(d, 1);
+  EXPECT_EQ(first.status, 0);
+  TxQueue second(d, 2);  // would share the SQ slot of the page
+  EXPECT_EQ(second.status, EBUSY);
+  RxSet two(d, 1, 2);
+  EXPECT_EQ(two.status, EBUSY);
+  RxSet one(d, 1, 1);
+  EXPECT_EQ(one.status, 0);
+  // Trap mode has no such limit.
+  d.dev().set_poll_doorbells(false);
+  TxQueue third(d, 2);
+  EXPECT_EQ(third.status, 0);
+  // Destroying releases the slot.
+  ASSERT_EQ(d.dev().destroy_qp(third.qp), 0);
+  ASSERT_EQ(d.dev().destroy_qp(first.qp), 0);
+  d.dev().set_poll_doorbells(true);
+  TxQueue again(d, 2);
+  EXPECT_EQ(again.status, 0);
+}
+
 }  // namespace
 }  // namespace mana::emu::test

@@ -95,7 +95,6 @@ uint8_t* Driver::alloc(uint32_t bytes) {
 }
 
 // ---- TX
-// ---------------------------------------------------------------------------------------------
 
 TxQueue::TxQueue(Driver& d, uint32_t port, uint32_t sq_bytes, uint32_t cq_count, int event_fd)
     : cq(cq_count), d_(d), ring_(sq_bytes), ring_size_(sq_bytes) {
@@ -163,7 +162,6 @@ void TxQueue::doorbell() {
 }
 
 // ---- RX
-// ---------------------------------------------------------------------------------------------
 
 RxQueue::RxQueue(Driver& d, uint32_t ring_bytes, uint32_t cq_count, int event_fd)
     : cq(cq_count), ring(ring_bytes) {

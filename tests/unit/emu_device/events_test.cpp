@@ -5,7 +5,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "driver.h"
 #include "frames.h"
@@ -83,6 +85,44 @@ TEST_F(EventTest, UnarmedCqsAndCqDoorbellsWithoutArmNeverSignal) {
   send_one();
   EXPECT_EQ(take_events(efd), 0u);
   EXPECT_EQ(d.dev().bad_doorbells(), 0u);
+}
+
+TEST(DoorbellRing, StoresFromAnotherThreadAreAllApplied) {
+  Driver d(test_config(1));
+  TxQueue tx(d, 1, 8192, 256);
+  ASSERT_EQ(tx.status, 0);
+  constexpr unsigned kFrames = 200;
+  const std::vector<uint8_t> frame = build_frame(udp(0, 0));
+  std::thread driver([&] {
+    for (unsigned i = 0; i < kFrames; ++i) {
+      tx.post_frame(frame);
+      tx.doorbell();
+    }
+  });
+  unsigned completed = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (completed < kFrames && std::chrono::steady_clock::now() < deadline) {
+    d.dev().poll();
+    while (const hw::Cqe* c = tx.cq.next()) {
+      EXPECT_EQ(c->type(), hw::kCqeTxOkay);
+      ++completed;
+    }
+  }
+  driver.join();
+  EXPECT_EQ(completed, kFrames);
+  EXPECT_EQ(d.wire(0).sent.size(), kFrames);
+  EXPECT_EQ(d.dev().bad_doorbells(), 0u);
+}
+
+TEST(DoorbellRing, MoreStoresThanTheQueueHoldsAreNotLost) {
+  Driver d(test_config(1));
+  TxQueue tx(d, 1);
+  tx.post_frame(build_frame(udp(0, 0)));
+  constexpr unsigned kStores = 70000;  // beyond the 65536-entry doorbell queue
+  for (unsigned i = 0; i < kStores; ++i) tx.doorbell();
+  d.dev().poll();
+  EXPECT_EQ(d.dev().sq_counters(tx.binding.sq_id).doorbells, kStores);
+  EXPECT_EQ(d.wire(0).sent.size(), 1u);
 }
 
 TEST(HotRemoval, QueuesStopCompletingAndNewQueuesWorkAfterReAdd) {
