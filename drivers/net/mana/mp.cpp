@@ -13,6 +13,7 @@
 extern "C" {  // this SDK header lacks C++ guards
 #include <rte_eal_paging.h>
 }
+#include <rte_errno.h>
 #include <rte_malloc.h>
 
 #include "burst.h"
@@ -173,7 +174,8 @@ void notify(rte_eth_dev* dev, MpType type) {
   rte_mp_msg msg = make_msg(type, dev->data->port_id);
   struct rte_mp_reply replies {};
   timespec ts{kTimeoutSec, 0};
-  if (rte_mp_request_sync(&msg, &replies, &ts) != 0)
+  // ENOTSUP: multi-process is disabled (--in-memory, --no-shconf): nobody to tell.
+  if (rte_mp_request_sync(&msg, &replies, &ts) != 0 && rte_errno != ENOTSUP)
     MANA_DRV_LOG(WARNING,
                  "port %u: secondary processes did not all confirm the %s of the data path",
                  dev->data->port_id, type == kStartRxTx ? "start" : "stop");
