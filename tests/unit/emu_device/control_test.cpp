@@ -41,8 +41,10 @@ TEST(DeviceControl, CreatesEveryObjectAndReleasesThemAll) {
   EXPECT_FALSE(all_small);
   EXPECT_LE(tx.binding.tx_vp_offset, 255u);
 
+  EXPECT_EQ(d.dev().close_context(d.ctx), EBUSY);
   EXPECT_EQ(d.dev().destroy_qp(rx.qp), 0);
   EXPECT_EQ(d.dev().destroy_qp(tx.qp), 0);
+  EXPECT_EQ(d.dev().destroy_qp(tx.qp), EINVAL);
   for (auto& q : rx.queues) {
     EXPECT_EQ(d.dev().destroy_wq(q->wq), 0);
     EXPECT_EQ(d.dev().destroy_cq(q->cq.handle), 0);

@@ -143,5 +143,33 @@ TEST(RssTable, EntriesRepeatTheIndirectionTableAndTheLastWqIsTheDefault) {
   EXPECT_EQ(c[0].hash[0], 0u);
 }
 
+TEST(RssTable, FramesLargerThanTheSteeredBufferAreTruncated) {
+  Driver d(test_config(1));
+  RxSet rx(d, 1, 2);
+  ASSERT_EQ(rx.status, 0);
+  for (unsigned q = 0; q < 2; ++q) {
+    rx.post(q, 1, 32);
+    rx.post(q, 1, 2048);
+    rx.doorbell(q);
+  }
+  FlowSpec f;
+  f.src = {1, 2, 3, 4};
+  f.dst = {5, 6, 7, 8};
+  f.dst_mac = port_mac(0);
+  const std::vector<uint8_t> frame = build_frame(f);
+  d.wire(0).incoming.push_back(frame);
+  d.wire(0).incoming.push_back(frame);
+  d.dev().poll();
+  std::vector<RxCompletion> got;
+  for (auto& q : rx.queues)
+    for (auto& c : drain_rx(q->cq)) got.push_back(c);
+  ASSERT_EQ(got.size(), 2u);  // one flow: both on the same queue
+  EXPECT_EQ(got[0].type, hw::kCqeRxTruncated);
+  EXPECT_EQ(got[0].vendor_err, 0u);
+  EXPECT_EQ(got[1].type, hw::kCqeRxOkay);
+  EXPECT_EQ(got[1].len[0], frame.size());
+  EXPECT_EQ(got[0].wq, got[1].wq);
+}
+
 }  // namespace
 }  // namespace mana::emu::test

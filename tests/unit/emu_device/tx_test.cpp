@@ -346,6 +346,27 @@ TEST_F(TxTest, PollModeSeesDoorbellsWrittenToThePage) {
   EXPECT_EQ(drain(tx.cq).size(), 4u);
 }
 
+TEST_F(TxTest, AWqeLongerThanTheAnnouncedWorkFailsAndIsSkipped) {
+  const std::vector<uint8_t> frame = build_frame(udp_flow(0, 0));
+  uint8_t* buf = d.alloc(static_cast<uint32_t>(frame.size()));
+  std::memcpy(buf, frame.data(), frame.size());
+  // The header says 3 SGEs (2 BUs) but the doorbell announces only 1 BU.
+  tx.post(tx.oob({}), 8,
+          {{reinterpret_cast<uint64_t>(buf), d.lkey, static_cast<uint32_t>(frame.size())}}, 3);
+  d.dev().ring(d.ctx, hw::kSqDoorbellOffset, hw::sq_doorbell(tx.binding.sq_id, 32));
+  d.dev().poll();
+  auto c = drain(tx.cq);
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].type, hw::kCqeTxInvalidOob);
+  EXPECT_TRUE(wire().sent.empty());
+  // The queue carries on after the skipped work.
+  tx.post_frame(frame);
+  c = run();
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].type, hw::kCqeTxOkay);
+  EXPECT_EQ(c[0].wqe_offset, 1u);
+}
+
 TEST_F(TxTest, WireRefusalIsCountedNotAnError) {
   wire().accept = false;
   tx.post_frame(build_frame(udp_flow(0, 0)));
