@@ -16,6 +16,7 @@
 #include "priv.h"
 #include "rss.h"
 #include "rx_cqe.h"
+#include "rx_intr.h"
 #include "rx_queue.h"
 #include "stats.h"
 #include "tx_queue.h"
@@ -216,6 +217,8 @@ const eth_dev_ops kPrimaryOps = [] {
   o.dev_supported_ptypes_get = supported_ptypes;
   o.rx_queue_setup = rx_queue_setup;
   o.rx_queue_release = rx_queue_release;
+  o.rx_queue_intr_enable = rx_queue_intr_enable;
+  o.rx_queue_intr_disable = rx_queue_intr_disable;
   o.tx_queue_setup = tx_queue_setup;
   o.tx_queue_release = tx_queue_release;
   o.tx_done_cleanup = tx_done_cleanup;

@@ -21,6 +21,7 @@ struct ibv_pd;
 struct ibv_cq;
 struct ibv_qp;
 struct ibv_wq;
+struct ibv_comp_channel;
 struct ibv_rwq_ind_table;
 struct rte_intr_handle;
 
@@ -86,6 +87,7 @@ struct RxQueue {
   int socket;
   ibv_cq* ib_cq;
   ibv_wq* ib_wq;
+  ibv_comp_channel* ib_channel;  // RX interrupts only
 };
 
 struct TxDesc {
@@ -135,7 +137,8 @@ struct PortPriv {
   ibv_rwq_ind_table* ind_table;
   ibv_qp* rss_qp;
   MrPortCache mr;
-  rte_intr_handle* intr;
+  rte_intr_handle* intr;     // device events (verbs async fd)
+  rte_intr_handle* rx_intr;  // RX queue interrupts: one completion channel fd per queue
   bool started;
 };
 

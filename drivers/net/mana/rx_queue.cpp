@@ -11,6 +11,7 @@
 #include "mana_log.h"
 #include "queue_memory.h"
 #include "rss.h"
+#include "rx_intr.h"
 #include "verbs_errors.h"
 
 namespace mana {
@@ -57,11 +58,13 @@ int fill_ring(RxQueue& q, void* db_page, const MrRegistrar& r) {
   return 0;
 }
 
-int create_queue_objects(PortPriv& priv, RxQueue& q) {
+int create_queue_objects(rte_eth_dev* dev, PortPriv& priv, RxQueue& q) {
   char what[48];
   if (int rc = use_dpdk_memory_for_queues(priv.ctx, q.socket); rc != 0) return rc;
+  if (int rc = rx_intr_create_channel(dev, q); rc != 0) return rc;
   snprintf(what, sizeof(what), "RX queue %u CQ", q.queue_id);
-  q.ib_cq = ibv_create_cq(priv.ctx, static_cast<int>(q.nb_desc), nullptr, nullptr, 0);
+  q.ib_cq = ibv_create_cq(priv.ctx, static_cast<int>(q.nb_desc), nullptr, q.ib_channel,
+                          q.ib_channel ? q.queue_id : 0);
   if (q.ib_cq == nullptr) return log_queue_create_error(priv, what, errno);
 
   ibv_wq_init_attr attr{};
@@ -132,6 +135,7 @@ int bind_hardware_queue(PortPriv& priv, RxQueue& q) {
 void destroy_queue_objects(RxQueue& q) {
   if (q.ib_wq != nullptr) ibv_destroy_wq(q.ib_wq);
   if (q.ib_cq != nullptr) ibv_destroy_cq(q.ib_cq);
+  rx_intr_destroy_channel(q);
   q.ib_wq = nullptr;
   q.ib_cq = nullptr;
   free_posted_mbufs(q);
@@ -209,17 +213,19 @@ int rx_queues_start(rte_eth_dev* dev) {
   PortPriv& priv = *priv_of(dev);
   const uint16_t n = dev->data->nb_rx_queues;
   int rc = 0;
-  for (uint16_t i = 0; i < n && rc == 0; i++) rc = create_queue_objects(priv, *rxq_of(dev, i));
+  for (uint16_t i = 0; i < n && rc == 0; i++) rc = create_queue_objects(dev, priv, *rxq_of(dev, i));
   if (rc == 0) rc = create_rss_qp(dev, priv);
   for (uint16_t i = 0; i < n && rc == 0; i++) rc = bind_hardware_queue(priv, *rxq_of(dev, i));
   const MrRegistrar reg = verbs_registrar(priv.pd);
   for (uint16_t i = 0; i < n && rc == 0; i++) rc = fill_ring(*rxq_of(dev, i), priv.db_page, reg);
+  if (rc == 0) rc = rx_intr_vector_setup(dev);
   if (rc != 0) rx_queues_stop(dev);
   return rc;
 }
 
 void rx_queues_stop(rte_eth_dev* dev) {
   PortPriv& priv = *priv_of(dev);
+  rx_intr_vector_teardown(dev);
   if (priv.rss_qp != nullptr) ibv_destroy_qp(priv.rss_qp);
   if (priv.ind_table != nullptr) ibv_destroy_rwq_ind_table(priv.ind_table);
   priv.rss_qp = nullptr;
