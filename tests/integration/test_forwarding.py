@@ -10,6 +10,13 @@ from harness import (EMU_BDF, Failure, emu_mac, expect, parse_forward_stats, par
                      testpmd_on_emu)
 
 
+# The vPort delivers frames for the port's MAC, broadcast and multicast only (as on Azure).
+# io/rxonly forward frames unchanged, so the frames testpmd injects are broadcast; mac, flowgen and
+# txonly address each port's frames to the peer port's MAC.
+BROADCAST_PEERS = ["--eth-peer=0,ff:ff:ff:ff:ff:ff", "--eth-peer=1,ff:ff:ff:ff:ff:ff"]
+PAIR_PEERS = [f"--eth-peer=0,{emu_mac(1)}", f"--eth-peer=1,{emu_mac(0)}"]
+
+
 def wait_for_traffic(p, port, minimum=1000, timeout=60):
     """Waits for a periodic stats block in which `port` has received at least `minimum` packets."""
     start = 0
@@ -31,7 +38,7 @@ def forward(mode, emu_opts, prefix, extra=(), ports=(0, 1)):
 
 def check_io_pair(doorbell, coalesce):
     p = forward("io", ["--ports", "2", "--wire", "pair", "--doorbell", doorbell, "--coalesce",
-                       coalesce], f"mana-io-{doorbell}-{coalesce}", ["--tx-first"])
+                       coalesce], f"mana-io-{doorbell}-{coalesce}", ["--tx-first", *BROADCAST_PEERS])
     wait_for_traffic(p, 0)
     wait_for_traffic(p, 1)
     rc = p.stop()
@@ -56,7 +63,7 @@ def test_io_pair_rx_coalescing():
 
 
 def test_mac_mode_pair():
-    p = forward("mac", ["--ports", "2", "--wire", "pair"], "mana-mac", ["--tx-first"])
+    p = forward("mac", ["--ports", "2", "--wire", "pair"], "mana-mac", ["--tx-first", *PAIR_PEERS])
     wait_for_traffic(p, 0)
     expect(p.stop() == 0, "testpmd failed", p)
 
@@ -64,12 +71,12 @@ def test_mac_mode_pair():
 def test_txonly_and_rxonly_across_pair():
     # txonly sends on both ports; the peers' RX is not polled, so the device drops what does not
     # fit in the RX rings: the test is that TX runs at rate and nothing errors.
-    p = forward("txonly", ["--ports", "2", "--wire", "pair"], "mana-txonly")
+    p = forward("txonly", ["--ports", "2", "--wire", "pair"], "mana-txonly", PAIR_PEERS)
     m = p.wait_for(r"Tx-pps:\s+([1-9]\d*)")
     expect(p.stop() == 0, "testpmd failed", p)
     fwd = parse_forward_stats(p.output())
     expect(all(fwd[q]["TX-packets"] > 0 for q in (0, 1)), f"{fwd}", p)
-    p = forward("rxonly", ["--ports", "2", "--wire", "pair"], "mana-rxonly", ["--tx-first"])
+    p = forward("rxonly", ["--ports", "2", "--wire", "pair"], "mana-rxonly", ["--tx-first", *BROADCAST_PEERS])
     wait_for_traffic(p, 0, minimum=32)
     expect(p.stop() == 0, "testpmd failed", p)
 
@@ -106,7 +113,8 @@ def show_stats(p):
 
 def test_pair_counters_match_exactly():
     p = testpmd_on_emu(["--ports", "2", "--wire", "pair"], "mana-exact",
-                       ["-i", "--forward-mode=flowgen", "--txd=256", "--rxd=512"], interactive=True)
+                       ["-i", "--forward-mode=flowgen", "--txd=256", "--rxd=256", *PAIR_PEERS],
+                       interactive=True)
     p.wait_for(rf"Port 1: {emu_mac(1).upper()}")
     p.send("start")
     # Let traffic run until both ports have received a good amount.
