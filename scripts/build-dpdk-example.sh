@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
-# Build one of DPDK's example applications from Debian's dpdk-doc sources into .deps/examples/
-# (default: skeleton -> basicfwd). Prints the path of the program.
+# Build one of DPDK's example applications from Debian's dpdk-doc sources with the example's own
+# Makefile, in a copy under .deps/examples/ (default: skeleton). Prints the path of the program.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 name=${1:-skeleton}
-src=/usr/share/dpdk/examples/$name
-[ -d "$src" ] || { echo "build-dpdk-example: no $src: apt-get install dpdk-doc" >&2; exit 1; }
-out=$top/.deps/examples/$name
-mkdir -p "$out"
-prog=$out/$( [ "$name" = skeleton ] && echo basicfwd || echo "$name" )
-if [ ! -x "$prog" ] || [ "$src" -nt "$prog" ]; then
-  gcc -O2 -w $(pkg-config --cflags libdpdk) "$src"/*.c -o "$prog" $(pkg-config --libs libdpdk) \
-    || { echo "build-dpdk-example: cannot build $name" >&2; exit 1; }
+examples=/usr/share/dpdk/examples
+[ -d "$examples/$name" ] || { echo "build-dpdk-example: no $examples/$name: apt-get install dpdk-doc" >&2; exit 1; }
+work=$top/.deps/examples
+mkdir -p "$work"
+if [ ! -d "$work/$name" ] || [ "$examples/$name" -nt "$work/$name" ]; then
+  rm -rf "$work/$name" "$work/common"
+  cp -r "$examples/$name" "$work/$name"
+  [ -d "$examples/common" ] && cp -r "$examples/common" "$work/common"
 fi
-echo "$prog"
+make -s -C "$work/$name" shared >/dev/null 2>&1 || make -C "$work/$name" shared >&2 \
+  || { echo "build-dpdk-example: cannot build $name" >&2; exit 1; }
+app=$(sed -n 's/^APP *= *//p' "$work/$name/Makefile")
+echo "$work/$name/build/$app"

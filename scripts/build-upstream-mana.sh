@@ -28,6 +28,6 @@ for c in "$src"/*.c; do
   gcc "${cflags[@]}" -c "$c" -o "$o" || die "cannot compile $c"
   objs+=("$o")
 done
-gcc -shared -o "$so" "${objs[@]}" $(pkg-config --libs libdpdk libibverbs) -lmana \
+gcc -shared -o "$so" "${objs[@]}" $(pkg-config --libs libdpdk libibverbs) -lrte_bus_pci -lmana \
   || die "cannot link $so"
 echo "$so"

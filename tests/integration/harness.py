@@ -48,6 +48,23 @@ class Failure(Exception):
     pass
 
 
+_running = []
+
+
+def kill_leftovers():
+    """Ends every program a test started and did not stop (after a failure): a left-over testpmd
+    would hold the next test's TAP interface or hugepages."""
+    while _running:
+        p = _running.pop()
+        if p.proc.poll() is None:
+            try:
+                os.killpg(p.proc.pid, signal.SIGINT)
+                p.proc.wait(timeout=20)
+            except (subprocess.TimeoutExpired, ProcessLookupError):
+                os.killpg(p.proc.pid, signal.SIGKILL)
+                p.proc.wait()
+
+
 class Program:
     """A running program whose merged stdout/stderr is collected line by line."""
 
@@ -59,9 +76,11 @@ class Program:
                                      stderr=subprocess.STDOUT, stdin=stdin, env=full_env,
                                      start_new_session=True)
         self.lines = []
+        self.last_index = 0  # line of the last wait_for match
         self._partial = b""
         self._sel = selectors.DefaultSelector()
         self._sel.register(self.proc.stdout, selectors.EVENT_READ)
+        _running.append(self)
 
     def send(self, line):
         """Types a command into an interactive program (stdin must be a pipe)."""
@@ -97,6 +116,7 @@ class Program:
             for i in range(seen, len(self.lines)):
                 m = rx.search(self.lines[i])
                 if m:
+                    self.last_index = i
                     return m
             seen = len(self.lines)
             left = deadline - time.monotonic()
@@ -245,5 +265,7 @@ def main(tests):
         except Failure as e:
             failed += 1
             print(f"FAIL {fn.__name__}: {e}")
+        finally:
+            kill_leftovers()
     print(f"{passed} passed, {failed} failed")
     sys.exit(1 if failed else 0)

@@ -39,3 +39,23 @@ def wait_until(predicate, timeout, what):
         if time.monotonic() > deadline:
             raise Failure(f"timed out after {timeout}s waiting for {what}")
         time.sleep(0.05)
+
+
+class Capture:
+    """Frames seen on an interface, collected as they arrive (scapy's AsyncSniffer keeps its own
+    list only once stopped)."""
+
+    def __init__(self, iface, keep):
+        from scapy.all import AsyncSniffer
+        self.frames = []
+        self._sniffer = AsyncSniffer(iface=iface, lfilter=keep, prn=self.frames.append, store=False)
+        self._sniffer.start()
+        wait_until(lambda: getattr(self._sniffer, "running", False), 10, f"capture on {iface}")
+
+    def wait_for(self, count, timeout=30):
+        wait_until(lambda: len(self.frames) >= count, timeout, f"{count} frames (have {len(self.frames)})")
+
+    def stop(self):
+        if self._sniffer.running:
+            self._sniffer.stop()
+        return self.frames

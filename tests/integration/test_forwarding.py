@@ -106,17 +106,19 @@ def show_stats(p):
     mark = len(p.lines)
     p.send("show port stats all")
     p.wait_for(r"NIC statistics for port 1", start=mark)
-    p.wait_for(r"Tx-pps:", start=len(p.lines) - 1)
-    p.wait_for(r"#{20,}", start=len(p.lines) - 1)
-    return parse_port_stats("\n".join(p.lines[mark:]))
+    p.wait_for(r"Tx-pps:", start=p.last_index)
+    p.wait_for(r"^\s*#{20,}\s*$", start=p.last_index)
+    return parse_port_stats("\n".join(p.lines[mark:p.last_index + 1]))
 
 
 def test_pair_counters_match_exactly():
+    # mac forwarding keeps a constant number of frames in flight (those of tx_first), fewer than the
+    # RX rings hold, so the device never drops; a final rxonly pass drains the rings.
     p = testpmd_on_emu(["--ports", "2", "--wire", "pair"], "mana-exact",
-                       ["-i", "--forward-mode=flowgen", "--txd=256", "--rxd=256", *PAIR_PEERS],
+                       ["-i", "--forward-mode=mac", "--txd=256", "--rxd=256", *PAIR_PEERS],
                        interactive=True)
     p.wait_for(rf"Port 1: {emu_mac(1).upper()}")
-    p.send("start")
+    p.send("start tx_first 4")
     # Let traffic run until both ports have received a good amount.
     while True:
         s = show_stats(p)
@@ -144,7 +146,7 @@ def test_pair_counters_match_exactly():
                f"port {tx} sent {s[tx]['TX-packets']} but port {rx} received {s[rx]['RX-packets']}", p)
         expect(s[tx]["TX-bytes"] == s[rx]["RX-bytes"],
                f"port {tx} sent {s[tx]['TX-bytes']} bytes, port {rx} got {s[rx]['RX-bytes']}", p)
-        expect(s[tx]["TX-bytes"] == 64 * s[tx]["TX-packets"], f"64-byte frames: {s[tx]}", p)
+        expect(s[tx]["TX-packets"] > 200000, f"port {tx} sent only {s[tx]['TX-packets']}", p)
     for port in (0, 1):
         for key in ("RX-errors", "TX-errors", "RX-nombuf", "RX-missed"):
             expect(s[port].get(key, 0) == 0, f"port {port} {key}: {s[port]}", p)

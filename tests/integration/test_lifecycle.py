@@ -12,23 +12,29 @@ from harness import EMU_BDF, emu_ctl, emu_mac, expect, testpmd_on_emu
 CYCLES = 100
 
 
-def command(p, line, done=r"^Done$|Done\s*$"):
+def command(p, line, done=r"^\s*Done\.?\s*$"):
     mark = len(p.lines)
     p.send(line)
     p.wait_for(done, start=mark)
 
 
 def in_use(p):
-    """mbufs of testpmd's pool held outside the pool (its caches count as in the pool)."""
+    """mbufs of testpmd's pool held outside it: size - (per-lcore caches + common pool), from
+    rte_mempool_dump."""
     mark = len(p.lines)
     p.send("dump_mempool")
-    m = p.wait_for(r"in_use_count=(\d+)", start=mark)
-    return int(m.group(1))
+    p.wait_for(r"mempool <mb_pool_0>", start=mark)
+    start = p.last_index
+    size = int(p.wait_for(r"^\s*size=(\d+)", start=start).group(1))
+    cached = int(p.wait_for(r"total_cache_count=(\d+)", start=start).group(1))
+    common = int(p.wait_for(r"common_pool_count=(\d+)", start=start).group(1))
+    return size - cached - common
 
 
 def test_stop_start_and_reconfigure_leak_nothing():
     p = testpmd_on_emu(["--ports", "2", "--wire", "pair"], "mana-cycles",
-                       ["-i", "--forward-mode=io", "--rxq=1", "--txq=1"], interactive=True)
+                       ["-i", "--forward-mode=io", "--rxq=1", "--txq=1", "--eth-peer=0,ff:ff:ff:ff:ff:ff",
+                        "--eth-peer=1,ff:ff:ff:ff:ff:ff"], interactive=True)
     p.wait_for(rf"Port 1: {emu_mac(1).upper()}")
     command(p, "port stop all")
     baseline = in_use(p)

@@ -7,10 +7,10 @@ import re
 import subprocess
 
 import harness
-from harness import emu_mac, expect, testpmd_on_emu
-from tap_peer import MANA_DEFAULT_RSS_KEY, bring_up, toeplitz, wait_until
+from harness import emu_ctl, emu_mac, expect, testpmd_on_emu
+from tap_peer import MANA_DEFAULT_RSS_KEY, Capture, bring_up, toeplitz, wait_until
 
-from scapy.all import IP, TCP, UDP, AsyncSniffer, Ether, Raw, conf, sendp  # noqa: E402
+from scapy.all import IP, TCP, UDP, Ether, Raw, conf, sendp  # noqa: E402
 
 conf.verb = 0
 TAP = "manatap0"
@@ -84,14 +84,13 @@ def test_rss_8_queues():
 
 
 def test_checksum_offload_on_the_wire_and_bad_rx_checksums():
-    p = tap_testpmd("mana-csum", ["--forward-mode=csum", "--port-topology=loop"])
+    p = tap_testpmd("mana-csum", ["--forward-mode=csum", "--port-topology=loop", "--enable-rx-cksum"])
     for cmd in ("port stop 0", "csum set ip hw 0", "csum set udp hw 0", "csum set tcp hw 0",
                 "port start 0"):
         p.send(cmd)
     p.send("start")
     p.wait_for(r"csum packet forwarding")
-    sniffer = AsyncSniffer(iface=TAP, lfilter=lambda f: f.haslayer(Ether) and f[Ether].src.lower() == PORT_MAC)
-    sniffer.start()
+    capture = Capture(TAP, lambda f: f.haslayer(Ether) and f[Ether].src.lower() == PORT_MAC)
     good = [Ether(dst=PORT_MAC) / IP(src="198.18.0.1", dst="198.18.0.2") / UDP(sport=9, dport=9) / Raw(b"a" * 30),
             Ether(dst=PORT_MAC) / IP(src="198.18.0.1", dst="198.18.0.2") / TCP(sport=9, dport=9) / Raw(b"b" * 30)]
     bad_ip = [Ether(dst=PORT_MAC) / IP(src="198.18.0.1", dst="198.18.0.2", chksum=0x1234) / UDP() / Raw(b"c" * 30)]
@@ -99,9 +98,11 @@ def test_checksum_offload_on_the_wire_and_bad_rx_checksums():
               Ether(dst=PORT_MAC) / IP(src="198.18.0.1", dst="198.18.0.2") / TCP(chksum=0x4321) / Raw(b"e" * 30)]
     frames = good * 5 + bad_ip * 3 + bad_l4 * 4
     sendp(frames, iface=TAP)
-    wait_until(lambda: len(sniffer.results or []) >= len(frames) if sniffer.running else True, 30,
-               "forwarded frames on the TAP")
-    captured = sniffer.stop()
+    try:
+        capture.wait_for(len(frames))
+    except harness.Failure as e:
+        raise harness.Failure(f"{e}; emulator: {emu_ctl(p, 'counters', '0')}")
+    captured = capture.stop()
     p.send("stop")
     m = p.wait_for(r"Bad-ipcsum:\s+(\d+)\s+Bad-l4csum:\s+(\d+)")
     p.send("quit")
