@@ -12,5 +12,7 @@ meson test -C build --print-errorlogs --num-processes 2
 # The sanitizer build runs the unit tests (the integration tests load our PMD into Debian's
 # uninstrumented testpmd, which ASan cannot follow).
 BUILD_DIR=$top/build-asan scripts/build.sh -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
-ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+# verify_asan_link_order=0: the emulator's LD_PRELOAD library is instrumented too and is preloaded
+# into test programs that load the ASan runtime themselves.
+ASAN_OPTIONS=detect_leaks=1:verify_asan_link_order=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   meson test -C build-asan --suite unit --print-errorlogs --num-processes 2

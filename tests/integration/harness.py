@@ -165,9 +165,13 @@ def emu_mac(port, vf=0):
     return f"00:0d:3a:00:{vf:02x}:{port + 1:02x}"
 
 
-def testpmd_on_emu(emu_opts, prefix, testpmd_opts, eal_extra=None, interactive=False, pmd=None):
-    """dpdk-testpmd under `mana-emu run`, probing the emulated VF with our PMD (or `pmd`)."""
-    eal = ["-l", "0-1", "--file-prefix", prefix, "--huge-unlink", "-m", "256", "-d", pmd or PMD]
+def testpmd_on_emu(emu_opts, prefix, testpmd_opts, eal_extra=None, interactive=False, pmd=None,
+                   secondaries=False):
+    """dpdk-testpmd under `mana-emu run`, probing the emulated VF with our PMD (or `pmd`). Its
+    hugepage files are unlinked at once unless secondary processes will need to map them."""
+    eal = ["-l", "0-1", "--file-prefix", prefix, "-m", "256", "-d", pmd or PMD]
+    if not secondaries:
+        eal.append("--huge-unlink")
     eal += eal_extra if eal_extra is not None else ["-a", EMU_BDF]
     argv = [MANA_EMU, "run", *emu_opts, "--", "dpdk-testpmd", *eal, "--", *testpmd_opts]
     return Program(argv, stdin=subprocess.PIPE if interactive else subprocess.DEVNULL)

@@ -198,7 +198,10 @@ TEST_F(TxTest, SglChecksNeverTouchMemoryOutsideALiveMr) {
 
   // Injected bad lkeys: the next 2 WQEs fail, the third passes.
   d.dev().inject({Fault::Kind::kBadLkey, true, 0, 2, 0});
-  std::memcpy(buf, build_frame(udp_flow(0, 0)).data(), 64);
+  const auto frame = build_frame(udp_flow(0, 0));
+  ASSERT_LE(frame.size(), 64u);
+  std::memset(buf, 0, 64);  // padded to 64 bytes like a minimum-size frame
+  std::memcpy(buf, frame.data(), frame.size());
   for (int i = 0; i < 3; ++i) tx.post(good, 8, {{a, d.lkey, 64}});
   auto c = run();
   ASSERT_EQ(c.size(), 3u);
