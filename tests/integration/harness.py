@@ -217,6 +217,16 @@ def parse_port_stats(text):
     return stats
 
 
+def show_port_stats(p, last_port=1):
+    """Runs `show port stats all` in an interactive testpmd and returns the parsed blocks."""
+    mark = len(p.lines)
+    p.send("show port stats all")
+    p.wait_for(r"NIC statistics for port %d" % last_port, start=mark)
+    p.wait_for(r"Tx-pps:", start=p.last_index)
+    p.wait_for(r"^\s*#{20,}\s*$", start=p.last_index)
+    return parse_port_stats("\n".join(p.lines[mark:p.last_index + 1]))
+
+
 def parse_forward_stats(text):
     """Parses the final 'Forward statistics for port N' blocks printed when forwarding stops."""
     stats = {}

@@ -6,7 +6,7 @@ counters that match exactly across a pair wire."""
 import re
 
 import harness
-from harness import (EMU_BDF, Failure, emu_mac, expect, parse_forward_stats, parse_port_stats,
+from harness import (EMU_BDF, emu_mac, expect, parse_forward_stats, show_port_stats,
                      testpmd_on_emu)
 
 
@@ -102,15 +102,6 @@ def test_azure_multi_queue_command_line():
     expect(p.stop() == 0, "testpmd failed", p)
 
 
-def show_stats(p):
-    mark = len(p.lines)
-    p.send("show port stats all")
-    p.wait_for(r"NIC statistics for port 1", start=mark)
-    p.wait_for(r"Tx-pps:", start=p.last_index)
-    p.wait_for(r"^\s*#{20,}\s*$", start=p.last_index)
-    return parse_port_stats("\n".join(p.lines[mark:p.last_index + 1]))
-
-
 def test_pair_counters_match_exactly():
     # mac forwarding keeps a constant number of frames in flight (those of tx_first), fewer than the
     # RX rings hold, so the device never drops; a final rxonly pass drains the rings.
@@ -121,7 +112,7 @@ def test_pair_counters_match_exactly():
     p.send("start tx_first 4")
     # Let traffic run until both ports have received a good amount.
     while True:
-        s = show_stats(p)
+        s = show_port_stats(p)
         if s[0].get("RX-packets", 0) > 200000 and s[1].get("RX-packets", 0) > 200000:
             break
     p.send("stop")
@@ -131,13 +122,13 @@ def test_pair_counters_match_exactly():
     p.send("start")
     last = None
     while True:
-        s = show_stats(p)
+        s = show_port_stats(p)
         if s == last:
             break
         last = s
     p.send("stop")
     p.wait_for(r"Done\.", start=len(p.lines) - 1)
-    s = show_stats(p)
+    s = show_port_stats(p)
     p.send("quit")
     rc = p.finish()
     expect(rc == 0, f"testpmd exited {rc}", p)
