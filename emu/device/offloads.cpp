@@ -9,8 +9,6 @@ namespace mana::emu {
 
 namespace {
 
-constexpr uint8_t kProtoTcp = 6;
-constexpr uint8_t kProtoUdp = 17;
 constexpr uint32_t kIpv4ChecksumOffset = 10;
 constexpr uint32_t kTcpChecksumOffset = 16;
 constexpr uint32_t kUdpChecksumOffset = 6;
@@ -56,8 +54,8 @@ void complete_tx_checksums(uint8_t* frame, const FrameInfo& info, TxChecksumRequ
     uint8_t* ip = frame + info.l3_offset;
     store_be16(ip + kIpv4ChecksumOffset, ipv4_header_checksum(ip, ipv4_ihl_bytes(ip)));
   }
-  const bool tcp = request.tcp && has_l4(info, kProtoTcp, 20);
-  const bool udp = request.udp && has_l4(info, kProtoUdp, 8);
+  const bool tcp = request.tcp && has_l4(info, kIpProtoTcp, 20);
+  const bool udp = request.udp && has_l4(info, kIpProtoUdp, 8);
   if (!tcp && !udp) return;
   // The field holds the driver's pseudo-header sum: summing the whole L4 segment completes it.
   uint8_t* l4 = frame + info.l4_offset;
@@ -74,8 +72,8 @@ uint32_t rx_checksum_flags(const uint8_t* frame, const FrameInfo& info) {
     const bool ok = csum_finish(csum_add(0, ip, ipv4_ihl_bytes(ip))) == 0;
     dw1 = ok ? Cqe::RxIpCsumOk::set(dw1, 1) : Cqe::RxIpCsumFail::set(dw1, 1);
   }
-  const bool tcp = has_l4(info, kProtoTcp, 20);
-  const bool udp = has_l4(info, kProtoUdp, 8);
+  const bool tcp = has_l4(info, kIpProtoTcp, 20);
+  const bool udp = has_l4(info, kIpProtoUdp, 8);
   if (!tcp && !udp) return dw1;
   const uint8_t* l4 = frame + info.l4_offset;
   if (udp && info.l3 == FrameInfo::L3::kIpv4 && l4[6] == 0 && l4[7] == 0)
