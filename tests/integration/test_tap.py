@@ -5,15 +5,20 @@ testpmd's csum engine, and Linux ping from a network namespace answered by testp
 
 import re
 import subprocess
+import tempfile
+from pathlib import Path
 
 import harness
 from harness import emu_ctl, emu_mac, expect, testpmd_on_emu
 from tap_peer import MANA_DEFAULT_RSS_KEY, Capture, bring_up, toeplitz, wait_until
 
-from scapy.all import IP, TCP, UDP, Ether, Raw, conf, sendp  # noqa: E402
+from scapy.all import IP, TCP, UDP, Dot1Q, Ether, Raw, conf, sendp  # noqa: E402
 
 conf.verb = 0
 TAP = "manatap0"
+# testpmd drains the RX queues after printing "<mode> packet forwarding - ports=..." and before this
+# line: frames must be sent only once it has appeared.
+FORWARDING_STARTED = r"packet forwarding packets/burst="
 PORT_MAC = emu_mac(0)
 
 
@@ -47,7 +52,7 @@ def check_rss(queues):
                                            "--forward-mode=rxonly"])
     p.send("set verbose 1")
     p.send("start")
-    p.wait_for(r"rxonly packet forwarding")
+    p.wait_for(FORWARDING_STARTED)
     frames = flow_frames(400)
     sendp(frames, iface=TAP)
     rx = re.compile(r"src=02:00:00:00:([0-9A-F]{2}):([0-9A-F]{2}) .*RSS hash=0x([0-9a-f]+) - RSS queue=0x([0-9a-f]+)")
@@ -89,7 +94,7 @@ def test_checksum_offload_on_the_wire_and_bad_rx_checksums():
                 "port start 0"):
         p.send(cmd)
     p.send("start")
-    p.wait_for(r"csum packet forwarding")
+    p.wait_for(FORWARDING_STARTED)
     capture = Capture(TAP, lambda f: f.haslayer(Ether) and f[Ether].src.lower() == PORT_MAC)
     good = [Ether(dst=PORT_MAC) / IP(src="198.18.0.1", dst="198.18.0.2") / UDP(sport=9, dport=9) / Raw(b"a" * 30),
             Ether(dst=PORT_MAC) / IP(src="198.18.0.1", dst="198.18.0.2") / TCP(sport=9, dport=9) / Raw(b"b" * 30)]
@@ -122,6 +127,31 @@ def test_checksum_offload_on_the_wire_and_bad_rx_checksums():
                f"L4 checksum {ip.payload.chksum:#x} != {fixed[IP].payload.chksum:#x}")
 
 
+def test_vlan_strip_and_insert():
+    # mac forwarding (io does not apply testpmd's tx_vlan) back out of the same port.
+    p = tap_testpmd("mana-vlan", ["--forward-mode=mac", "--port-topology=loop"])
+    for cmd in ("port stop 0", "tx_vlan set 0 200", "port start 0", "set verbose 1"):
+        p.send(cmd)
+    p.send("start")
+    p.wait_for(FORWARDING_STARTED)
+    capture = Capture(TAP, lambda f: f.haslayer(Raw) and bytes(f[Raw]).startswith(b"vlan")
+                      and f[Ether].src.lower() == PORT_MAC)
+    tagged = Ether(src="02:00:00:00:00:07", dst=PORT_MAC) / Dot1Q(vlan=100, prio=5) / \
+        IP(src="198.18.0.1", dst="198.18.0.2") / UDP(sport=7, dport=7) / Raw(b"vlan-in")
+    sendp([tagged] * 4, iface=TAP)
+    # RX: the NIC strips the tag and reports the VID (spec §4.10: no PCP in the CQE).
+    m = p.wait_for(r"src=02:00:00:00:00:07 .* length=(\d+) .*VLAN tci=0x([0-9a-f]+)")
+    expect(int(m.group(1)) == len(tagged) - 4 and int(m.group(2), 16) == 100,
+           f"stripped frame: length {m.group(1)}, tci {m.group(2)}", p)
+    # TX: testpmd asks for VID 200 on everything it sends back; the NIC inserts it.
+    capture.wait_for(4)
+    out = capture.stop()
+    expect(len(out) == 4 and all(f.haslayer(Dot1Q) and f[Dot1Q].vlan == 200 for f in out),
+           f"frames back on the wire: {[f.summary() for f in out]}", p)
+    p.send("quit")
+    expect(p.finish() == 0, "testpmd failed", p)
+
+
 def test_ping_from_netns_answered_by_icmpecho():
     ns = "mana-ping"
     subprocess.run(["ip", "netns", "del", ns], capture_output=True)
@@ -129,10 +159,18 @@ def test_ping_from_netns_answered_by_icmpecho():
     try:
         subprocess.run(["ip", "-n", ns, "addr", "add", "198.18.77.1/24", "dev", TAP], check=True)
         p.send("start")
-        p.wait_for(r"icmpecho packet forwarding")
+        p.wait_for(FORWARDING_STARTED)
+        pcap = Path(tempfile.mkdtemp(prefix="mana-ping.")) / "ping.pcap"
+        dump = harness.Program(["ip", "netns", "exec", ns, "tcpdump", "-i", TAP, "-nn", "-U", "-c", "10",
+                                "-w", str(pcap), "icmp"])
+        dump.wait_for(r"listening on")
         out = subprocess.run(["ip", "netns", "exec", ns, "ping", "-c", "5", "-i", "0.2", "-W", "5",
                               "198.18.77.2"], capture_output=True, text=True, timeout=60)
         expect(" 0% packet loss" in out.stdout, f"ping: {out.stdout}{out.stderr}", p)
+        expect(dump.finish(timeout=30) == 0, "tcpdump did not see 10 ICMP packets", dump)
+        seen = subprocess.run(["tcpdump", "-nn", "-r", str(pcap)], capture_output=True, text=True).stdout
+        expect(seen.count("ICMP echo request") == 5 and seen.count("ICMP echo reply") == 5,
+               f"tcpdump saw: {seen}", p)
         p.send("stop")
         p.send("quit")
         expect(p.finish() == 0, "testpmd failed", p)
@@ -142,5 +180,5 @@ def test_ping_from_netns_answered_by_icmpecho():
 
 if __name__ == "__main__":
     harness.main([test_rss_4_queues, test_rss_8_queues,
-                  test_checksum_offload_on_the_wire_and_bad_rx_checksums,
+                  test_checksum_offload_on_the_wire_and_bad_rx_checksums, test_vlan_strip_and_insert,
                   test_ping_from_netns_answered_by_icmpecho])
