@@ -1,6 +1,9 @@
 """The Linux side of a TAP wire: the interface the emulator creates, driven with scapy, and a
 reference Toeplitz hash written independently of the emulator's."""
 
+import select
+import socket
+import struct
 import subprocess
 import time
 
@@ -42,20 +45,49 @@ def wait_until(predicate, timeout, what):
 
 
 class Capture:
-    """Frames seen on an interface, collected as they arrive (scapy's AsyncSniffer keeps its own
-    list only once stopped)."""
+    """Frames arriving on an interface (not the ones this host sends), from a raw AF_PACKET socket
+    that is open before the caller sends anything."""
+
+    PACKET_OUTGOING = 4
+    SOL_PACKET, PACKET_AUXDATA, TP_STATUS_VLAN_VALID = 263, 8, 0x10
+    AUXDATA = struct.Struct("IIIHHHH")  # struct tpacket_auxdata
 
     def __init__(self, iface, keep):
-        from scapy.all import AsyncSniffer
+        self.keep = keep
         self.frames = []
-        self._sniffer = AsyncSniffer(iface=iface, lfilter=keep, prn=self.frames.append, store=False)
-        self._sniffer.start()
-        wait_until(lambda: getattr(self._sniffer, "running", False), 10, f"capture on {iface}")
+        self.sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0003))
+        # The kernel takes a received VLAN tag out of the frame and reports it as auxdata.
+        self.sock.setsockopt(self.SOL_PACKET, self.PACKET_AUXDATA, 1)
+        self.sock.bind((iface, 0))
+        self.sock.setblocking(False)
+
+    def _drain(self):
+        from scapy.all import Ether
+        while True:
+            try:
+                data, ancillary, _flags, addr = self.sock.recvmsg(65535, socket.CMSG_SPACE(64))
+            except BlockingIOError:
+                return
+            if addr[2] == self.PACKET_OUTGOING:
+                continue
+            for level, kind, value in ancillary:
+                if level == self.SOL_PACKET and kind == self.PACKET_AUXDATA:
+                    aux = self.AUXDATA.unpack_from(value)
+                    if aux[0] & self.TP_STATUS_VLAN_VALID:
+                        tpid = aux[6] or 0x8100
+                        data = data[:12] + struct.pack("!HH", tpid, aux[5]) + data[12:]
+            frame = Ether(data)
+            if self.keep(frame):
+                self.frames.append(frame)
 
     def wait_for(self, count, timeout=30):
-        wait_until(lambda: len(self.frames) >= count, timeout, f"{count} frames (have {len(self.frames)})")
+        def enough():
+            select.select([self.sock], [], [], 0.05)
+            self._drain()
+            return len(self.frames) >= count
+        wait_until(enough, timeout, f"{count} frames (have {len(self.frames)})")
 
     def stop(self):
-        if self._sniffer.running:
-            self._sniffer.stop()
+        self._drain()
+        self.sock.close()
         return self.frames
