@@ -178,7 +178,39 @@ def test_ping_from_netns_answered_by_icmpecho():
         subprocess.run(["ip", "netns", "del", ns], capture_output=True)
 
 
+def test_linux_stack_answers_frames_from_the_port():
+    """testpmd sends one burst of UDP to a closed port of the host in the namespace; the Linux stack
+    answers each with ICMP port unreachable, which testpmd receives."""
+    ns = "mana-linux"
+    subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+    p = tap_testpmd("mana-linux", ["--forward-mode=rxonly", "--tx-ip=198.18.77.2,198.18.77.1",
+                                   "--tx-udp=4000,9"], netns=ns)
+    try:
+        host_mac = subprocess.run(["ip", "-n", ns, "-br", "link", "show", TAP], capture_output=True,
+                                  text=True, check=True).stdout.split()[2]
+        for cmd in (["addr", "add", "198.18.77.1/24", "dev", TAP],
+                    ["neigh", "replace", "198.18.77.2", "lladdr", PORT_MAC, "dev", TAP]):
+            subprocess.run(["ip", "-n", ns, *cmd], check=True)
+        subprocess.run(["ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv4.icmp_ratelimit=0"], check=True)
+        p.send(f"set eth-peer 0 {host_mac}")
+        p.send("set verbose 1")
+        p.send("start tx_first")
+        p.wait_for(FORWARDING_STARTED)
+        # 32 frames went out; every one comes back as ICMP (type 0x0800 from the host's MAC).
+        rx = re.compile(rf"src={host_mac.upper()} - dst={PORT_MAC.upper()} .*type=0x0800")
+        wait_until(lambda: p.pump() is not None and sum(bool(rx.search(l)) for l in p.lines) >= 32, 30,
+                   "32 ICMP answers from the Linux stack")
+        p.send("quit")
+        expect(p.finish() == 0, "testpmd failed", p)
+        counters = subprocess.run(["ip", "netns", "exec", ns, "nstat", "-az", "UdpNoPorts"],
+                                  capture_output=True, text=True).stdout
+        expect(re.search(r"UdpNoPorts\s+(3[2-9]|[4-9]\d|\d{3,})", counters), f"host counters: {counters}", p)
+    finally:
+        subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+
+
 if __name__ == "__main__":
     harness.main([test_rss_4_queues, test_rss_8_queues,
                   test_checksum_offload_on_the_wire_and_bad_rx_checksums, test_vlan_strip_and_insert,
-                  test_ping_from_netns_answered_by_icmpecho])
+                  test_ping_from_netns_answered_by_icmpecho,
+                  test_linux_stack_answers_frames_from_the_port])
