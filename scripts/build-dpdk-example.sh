@@ -10,6 +10,7 @@ work=$top/.deps/examples
 mkdir -p "$work"
 if [ ! -d "$work/$name" ] || [ "$examples/$name" -nt "$work/$name" ]; then
   rm -rf "$work/$name" "$work/common"
+  mkdir -p "$(dirname "$work/$name")"
   cp -r "$examples/$name" "$work/$name"
   [ -d "$examples/common" ] && cp -r "$examples/common" "$work/common"
 fi

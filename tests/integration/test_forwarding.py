@@ -102,6 +102,21 @@ def test_azure_multi_queue_command_line():
     expect(p.stop() == 0, "testpmd failed", p)
 
 
+def test_2025_kernel_device_split_large_rings_coalescing():
+    # The Ethernet device (manae_0) must be chosen over the RNIC one (mana_0) of the same function.
+    p = testpmd_on_emu(["--ports", "2", "--wire", "pair", "--device-split", "--limits", "2025",
+                        "--coalesce", "on"], "mana-2025",
+                       ["--forward-mode=mac", "--auto-start", "--stats-period", "1", "--tx-first",
+                        "--txd=2048", "--rxd=2048", *PAIR_PEERS],
+                       eal_extra=["-a", EMU_BDF, "--log-level=pmd.net.mana.init:info"])
+    p.wait_for(r"skipping RDMA device mana_0 \(vendor part 3\)")
+    p.wait_for(r"on RDMA device manae_0 port 2")
+    wait_for_traffic(p, 0)
+    wait_for_traffic(p, 1)
+    expect(p.stop() == 0, "testpmd failed", p)
+    expect("RX desc=2048" in p.output(), "not running with 2048 descriptors", p)
+
+
 def test_pair_counters_match_exactly():
     # mac forwarding keeps a constant number of frames in flight (those of tx_first), fewer than the
     # RX rings hold, so the device never drops; a final rxonly pass drains the rings.
@@ -147,4 +162,5 @@ if __name__ == "__main__":
     harness.main([test_io_pair_trap_doorbells, test_io_pair_poll_doorbells,
                   test_io_pair_rx_coalescing, test_mac_mode_pair, test_txonly_and_rxonly_across_pair,
                   test_azure_single_queue_command_line, test_azure_multi_queue_command_line,
+                  test_2025_kernel_device_split_large_rings_coalescing,
                   test_pair_counters_match_exactly])

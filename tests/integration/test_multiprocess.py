@@ -49,6 +49,26 @@ def test_proc_info_secondary_reads_stats():
     expect(p.stop() == 0, "primary failed", p)
 
 
+def test_secondary_process_forwards_its_own_queues():
+    """testpmd's symmetric multi-process mode: the primary forwards queue 0 of both ports, a
+    secondary testpmd queue 1 (its own burst calls, doorbells through the primary's doorbell page,
+    its own mempool registered by the primary)."""
+    common = ["--forward-mode=mac", "--rxq=2", "--txq=2", "--num-procs=2", "--txonly-multi-flow",
+              "--stats-period", "1", "--auto-start", "--tx-first", *PAIR_PEERS]
+    primary = testpmd_on_emu(["--ports", "2", "--wire", "pair"], "mana-smp", [*common, "--proc-id=0"],
+                             eal_extra=["-a", EMU_BDF, "--proc-type=primary"], secondaries=True)
+    primary.wait_for(r"Rx-pps:\s+[1-9]")
+    secondary = Program(["dpdk-testpmd", "-l", "0-1", "--file-prefix", "mana-smp", "--proc-type=secondary",
+                         "-d", PMD, "-a", EMU_BDF, "--", *common, "--proc-id=1"],
+                        env=emulated_env(primary))
+    secondary.wait_for(r"Rx-pps:\s+[1-9]")
+    expect(secondary.stop() == 0, "secondary failed", secondary)
+    fwd = harness.parse_forward_stats(secondary.output())
+    expect(all(fwd.get(q, {}).get("RX-packets", 0) > 0 and fwd.get(q, {}).get("TX-packets", 0) > 0
+               for q in (0, 1)), f"the secondary's own streams: {fwd}", secondary)
+    expect(primary.stop() == 0, "primary failed", primary)
+
+
 def test_telemetry_reports_port_stats():
     p = forwarding_primary("mana-tel")
     out = subprocess.run(["dpdk-telemetry.py", "-f", "mana-tel"], input="/ethdev/stats,0\n",
@@ -84,5 +104,6 @@ def test_hot_removal_raises_removal_event():
 
 
 if __name__ == "__main__":
-    harness.main([test_proc_info_secondary_reads_stats, test_telemetry_reports_port_stats,
+    harness.main([test_proc_info_secondary_reads_stats, test_secondary_process_forwards_its_own_queues,
+                  test_telemetry_reports_port_stats,
                   test_two_primaries_over_shm_wire, test_hot_removal_raises_removal_event])
