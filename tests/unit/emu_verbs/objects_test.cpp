@@ -106,8 +106,8 @@ TEST(TrapObjects, LibmanaErrorPaths) {
   ASSERT_TRUE(port.open(probe.dev(), 1));
   // No allocator: CQs fail (RC-44), then raw QPs and WQs.
   EXPECT_FAILS_WITH(ibv_create_cq(port.ctx, 64, nullptr, nullptr, 0), EINVAL);
+  ASSERT_EQ(port.set_allocators(), 0);
   manadv_ctx_allocators a = Allocator::callbacks();
-  ASSERT_EQ(manadv_set_context_attr(port.ctx, MANADV_CTX_ATTR_BUF_ALLOCATORS, &a), 0);
   EXPECT_EQ(manadv_set_context_attr(port.ctx, static_cast<manadv_set_ctx_attr_type>(1), &a),
             EOPNOTSUPP);
   ibv_cq* cq = ibv_create_cq(port.ctx, 256, nullptr, nullptr, 0);
@@ -145,8 +145,7 @@ TEST(TrapObjects, KernelErrorPaths) {
   Probe probe;
   PortObjects port;
   ASSERT_TRUE(port.open(probe.dev(), 1));
-  manadv_ctx_allocators a = Allocator::callbacks();
-  ASSERT_EQ(manadv_set_context_attr(port.ctx, MANADV_CTX_ATTR_BUF_ALLOCATORS, &a), 0);
+  ASSERT_EQ(port.set_allocators(), 0);
   ibv_cq* cq = ibv_create_cq(port.ctx, 64, nullptr, nullptr, 0);
   ibv_cq* cq2 = ibv_create_cq(port.ctx, 64, nullptr, nullptr, 0);
   ASSERT_NE(cq, nullptr);
@@ -206,8 +205,7 @@ TEST(TrapObjects, CompletionChannelInUse) {
   Probe probe;
   PortObjects port;
   ASSERT_TRUE(port.open(probe.dev(), 1));
-  manadv_ctx_allocators a = Allocator::callbacks();
-  ASSERT_EQ(manadv_set_context_attr(port.ctx, MANADV_CTX_ATTR_BUF_ALLOCATORS, &a), 0);
+  ASSERT_EQ(port.set_allocators(), 0);
   ibv_comp_channel* ch = ibv_create_comp_channel(port.ctx);
   ASSERT_NE(ch, nullptr);
   ibv_cq* cq = ibv_create_cq(port.ctx, 64, nullptr, ch, 0);
@@ -271,8 +269,7 @@ TEST(SplitObjects, RnicDeviceRefusesRawQps) {
   ASSERT_NE(rnic, nullptr);
   PortObjects port;
   ASSERT_TRUE(port.open(rnic, 1));
-  manadv_ctx_allocators a = Allocator::callbacks();
-  ASSERT_EQ(manadv_set_context_attr(port.ctx, MANADV_CTX_ATTR_BUF_ALLOCATORS, &a), 0);
+  ASSERT_EQ(port.set_allocators(), 0);
   ibv_cq* cq = ibv_create_cq(port.ctx, 64, nullptr, nullptr, 0);
   ASSERT_NE(cq, nullptr);
   EXPECT_FAILS_WITH(raw_qp(port.ppd, cq, 64, 15), EOPNOTSUPP);
@@ -286,8 +283,7 @@ TEST(Limits2025Objects, DeviceLimitsInsteadOfRdmaCore44) {
   Probe probe;
   PortObjects port;
   ASSERT_TRUE(port.open(probe.dev(), 1));
-  manadv_ctx_allocators a = Allocator::callbacks();
-  ASSERT_EQ(manadv_set_context_attr(port.ctx, MANADV_CTX_ATTR_BUF_ALLOCATORS, &a), 0);
+  ASSERT_EQ(port.set_allocators(), 0);
   ibv_cq* cq = ibv_create_cq(port.ctx, 2048, nullptr, nullptr, 0);
   ASSERT_NE(cq, nullptr) << strerror(errno);
   EXPECT_FAILS_WITH(ibv_create_cq(port.ctx, 2049, nullptr, nullptr, 0), EINVAL);
@@ -317,8 +313,7 @@ TEST(TrapObjects, RssOverFourWqs) {
   Probe probe;
   PortObjects port;
   ASSERT_TRUE(port.open(probe.dev(), 2));
-  manadv_ctx_allocators a = Allocator::callbacks();
-  ASSERT_EQ(manadv_set_context_attr(port.ctx, MANADV_CTX_ATTR_BUF_ALLOCATORS, &a), 0);
+  ASSERT_EQ(port.set_allocators(), 0);
   ibv_cq* cqs[4];
   ibv_wq* wqs[4];
   for (int i = 0; i < 4; ++i) {

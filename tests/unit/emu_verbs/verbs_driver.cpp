@@ -68,6 +68,11 @@ manadv_ctx_allocators Allocator::callbacks() {
   return manadv_ctx_allocators{&Allocator::alloc, &Allocator::free, nullptr};
 }
 
+int PortObjects::set_allocators() {
+  manadv_ctx_allocators a = Allocator::callbacks();
+  return manadv_set_context_attr(ctx, MANADV_CTX_ATTR_BUF_ALLOCATORS, &a);
+}
+
 bool PortObjects::open(ibv_device* dev, uint32_t ib_port) {
   ctx = ibv_open_device(dev);
   if (ctx == nullptr) return false;
@@ -88,8 +93,7 @@ void PortObjects::close() {
 }
 
 int TxQueue::create(PortObjects& port, uint32_t nb_desc) {
-  manadv_ctx_allocators a = Allocator::callbacks();
-  if (int rc = manadv_set_context_attr(port.ctx, MANADV_CTX_ATTR_BUF_ALLOCATORS, &a)) return rc;
+  if (int rc = port.set_allocators()) return rc;
   cq = ibv_create_cq(port.ctx, static_cast<int>(nb_desc), nullptr, nullptr, 0);
   if (cq == nullptr) return errno;
   ibv_qp_init_attr attr{};
@@ -116,8 +120,7 @@ void TxQueue::destroy() {
 }
 
 int RxQueue::create(PortObjects& port, uint32_t nb_desc, bool with_channel) {
-  manadv_ctx_allocators a = Allocator::callbacks();
-  if (int rc = manadv_set_context_attr(port.ctx, MANADV_CTX_ATTR_BUF_ALLOCATORS, &a)) return rc;
+  if (int rc = port.set_allocators()) return rc;
   if (with_channel) {
     channel = ibv_create_comp_channel(port.ctx);
     if (channel == nullptr) return errno;

@@ -33,6 +33,8 @@ struct PortObjects {
   ibv_pd* pd = nullptr;
   ibv_pd* ppd = nullptr;
   bool open(ibv_device* dev, uint32_t ib_port);
+  // manadv_set_context_attr with the test allocator (as DPDK does before creating queues).
+  int set_allocators();
   void close();  // destroys whatever is still there, in DPDK's order, checking each return
 };
 
