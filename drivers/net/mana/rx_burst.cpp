@@ -33,27 +33,44 @@ unsigned rx_error_kind(uint32_t type) {
   }
 }
 
+// What the mbuf gets from a CQE's dw1. Consecutive packets nearly always share dw1, so the burst
+// decodes it only when it changes.
+struct RxMeta {
+  uint32_t dw1;
+  uint32_t ptype;
+  uint64_t ol_flags;
+  uint16_t vlan_tci;
+};
+
 template <bool kChecksum, bool kRssHash>
-void fill_mbuf(const RxQueue& q, rte_mbuf* m, const hw::Cqe& cqe, unsigned k, uint32_t len) {
+void decode_meta(uint32_t dw1, RxMeta* meta) {
+  meta->dw1 = dw1;
+  meta->ptype = rx_packet_type(dw1);
+  uint64_t ol = 0;
+  if constexpr (kChecksum) ol |= rx_checksum_flags(dw1);
+  if constexpr (kRssHash) {
+    if (rx_hash_valid(dw1)) ol |= RTE_MBUF_F_RX_RSS_HASH;
+  }
+  if (rx_vlan_present(dw1)) ol |= RTE_MBUF_F_RX_VLAN | RTE_MBUF_F_RX_VLAN_STRIPPED;
+  meta->ol_flags = ol;
+  meta->vlan_tci = rx_vlan_tci(dw1);
+}
+
+template <bool kChecksum, bool kRssHash>
+void fill_mbuf(const RxQueue& q, rte_mbuf* m, const hw::Cqe& cqe, unsigned k, uint32_t len,
+               RxMeta* meta) {
   const uint32_t dw1 = cqe.dw[hw::Cqe::kRxFlagsDword];
+  if (dw1 != meta->dw1) decode_meta<kChecksum, kRssHash>(dw1, meta);
   m->data_off = RTE_PKTMBUF_HEADROOM;
   m->data_len = static_cast<uint16_t>(len);
   m->pkt_len = len;
   m->port = q.port_id;
-  m->packet_type = rx_packet_type(dw1);
-  uint64_t ol = 0;
-  if constexpr (kChecksum) ol |= rx_checksum_flags(dw1);
+  m->packet_type = meta->ptype;
+  m->ol_flags = meta->ol_flags;
   if constexpr (kRssHash) {
-    if (rx_hash_valid(dw1)) {
-      ol |= RTE_MBUF_F_RX_RSS_HASH;
-      m->hash.rss = cqe.rx_packet(k).packet_hash;
-    }
+    if (meta->ol_flags & RTE_MBUF_F_RX_RSS_HASH) m->hash.rss = cqe.rx_packet(k).packet_hash;
   }
-  if (rx_vlan_present(dw1)) {
-    ol |= RTE_MBUF_F_RX_VLAN | RTE_MBUF_F_RX_VLAN_STRIPPED;
-    m->vlan_tci = rx_vlan_tci(dw1);
-  }
-  m->ol_flags = ol;
+  if (meta->ol_flags & RTE_MBUF_F_RX_VLAN) m->vlan_tci = meta->vlan_tci;
 }
 
 // Takes completed WQEs off the CQ, in order, until `budget` packets or the CQ is empty.
@@ -119,6 +136,8 @@ uint16_t rx_burst(void* queue, rte_mbuf** pkts, uint16_t nb_pkts) {
   }
 
   const ProcessPrivate& pp = process_private_of(q.port_id);
+  RxMeta meta;
+  decode_meta<kChecksum, kRssHash>(0, &meta);
   uint16_t out = 0;
   uint64_t bytes = 0;
   unsigned used = 0;
@@ -129,7 +148,7 @@ uint16_t rx_burst(void* queue, rte_mbuf** pkts, uint16_t nb_pkts) {
     if (done[i].good && used < got) {
       const uint32_t len =
           hw::RxPacketInfo::Length::get(done[i].cqe->rx_packet(done[i].packet).dw0);
-      fill_mbuf<kChecksum, kRssHash>(q, m, *done[i].cqe, done[i].packet, len);
+      fill_mbuf<kChecksum, kRssHash>(q, m, *done[i].cqe, done[i].packet, len, &meta);
       pkts[out++] = m;
       bytes += len;
       repost = fresh[used++];

@@ -1,0 +1,132 @@
+// Steady-state io forwarding through net_mana's RX and TX burst functions against a fake NIC, in
+// one thread, for instruction counts per packet (design §6): scripts/bench-icount.sh runs it under
+// `valgrind --tool=callgrind`, collecting only inside the burst functions, whose costs are then
+// exact and repeatable. Without valgrind it prints its own timing, which is only indicative.
+//
+// Each round: the NIC completes `burst` RX WQEs (one CQE each, 64-byte frames), rx_burst takes
+// them and refills, tx_burst posts the same mbufs (CQE suppression on all but the last), and the NIC
+// completes the TX batch with one CQE; the next tx_burst frees those mbufs in bulk.
+//
+//   burst_icount [rounds] [burst]     (defaults 20000 and 32)
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+
+#include <rte_eal.h>
+
+#include "burst.h"
+#include "fake_nic.h"
+#include "rx_queue.h"
+#include "tx_oob.h"
+
+namespace {
+
+using namespace mana;
+
+constexpr uint32_t kRing = 256;
+constexpr uint32_t kRqId = 0x1234, kRxCqId = 0x11, kSqId = 0x2345, kTxCqId = 0x22;
+constexpr uint16_t kFrameLen = 64;
+
+struct Bench {
+  mana_test::FakePortState port;
+  mana_test::AlignedMemory rq_mem{kRing * hw::kBasicUnit};
+  mana_test::AlignedMemory sq_mem{kRing * hw::kBasicUnit};
+  mana_test::FakeCq rx_cq{kRing};
+  mana_test::FakeCq tx_cq{kRing};
+  rte_mbuf* slots[kRing] = {};
+  TxDesc descs[kRing] = {};
+  RxQueue rxq{};
+  TxQueue txq{};
+
+  bool init() {
+    if (!port.init("bench_pool", 4095)) return false;
+    rxq.rq = WorkQueue{rq_mem.p, static_cast<uint32_t>(rq_mem.size - 1), kRing, 0, 0, kRqId};
+    rxq.cq = rx_cq.consumer(kRxCqId);
+    rxq.mbufs = slots;
+    rxq.desc_mask = kRing - 1;
+    rxq.buf_len = RTE_MBUF_DEFAULT_BUF_SIZE - RTE_PKTMBUF_HEADROOM;
+    rxq.port_id = mana_test::kFakePortId;
+    rxq.mp = port.pool;
+    rxq.priv = &port.priv;
+    mr_queue_cache_reset(rxq.mr);
+    for (uint32_t i = 0; i < kRing; i++) {
+      rte_mbuf* m = rte_pktmbuf_alloc(port.pool);
+      if (m == nullptr) return false;
+      post_rx_buffer(rxq, m, rx_buffer_lkey(rxq, m, port.pp.registrar));
+    }
+    txq.sq = WorkQueue{sq_mem.p, static_cast<uint32_t>(sq_mem.size - 1),
+                       static_cast<uint32_t>(sq_mem.size / hw::kBasicUnit), 0, 0, kSqId};
+    txq.cq = tx_cq.consumer(kTxCqId);
+    txq.descs = descs;
+    txq.desc_mask = kRing - 1;
+    txq.oob = make_tx_oob_template(kTxCqId, kSqId, 0);
+    txq.max_sge = 15;
+    txq.port_id = mana_test::kFakePortId;
+    txq.priv = &port.priv;
+    mr_queue_cache_reset(txq.mr);
+    return true;
+  }
+
+  void nic_rx(unsigned n) {
+    for (unsigned i = 0; i < n; i++)
+      rx_cq.produce([](hw::Cqe& e) {
+        e.dw[0] = hw::kCqeRxOkay;
+        e.dw[1] = hw::Cqe::RxHashType::set(hw::Cqe::RxUdpCsumOk::set(
+                                               hw::Cqe::RxIpCsumOk::set(0, 1), 1),
+                                           hw::kHashUdpIpv4);
+        e.rx_packet(0).dw0 = kFrameLen;
+        e.rx_packet(0).packet_hash = 0x12345678;
+        e.dw[15] = hw::Cqe::WqNum::set(0, kRqId);
+      });
+  }
+  void nic_tx_done() {
+    tx_cq.produce([](hw::Cqe& e) {
+      e.dw[0] = hw::Cqe::ClientType::set(hw::kCqeTxOkay, hw::kClientTypeCompletion);
+      e.dw[15] = hw::Cqe::IsSq::set(hw::Cqe::WqNum::set(0, kSqId), 1);
+    });
+  }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const unsigned rounds = argc > 1 ? static_cast<unsigned>(std::atoi(argv[1])) : 20000;
+  const unsigned burst = argc > 2 ? static_cast<unsigned>(std::atoi(argv[2])) : 32;
+  if (burst == 0 || burst > 64) {
+    std::fprintf(stderr, "burst_icount: burst must be 1..64\n");
+    return 2;
+  }
+  const char* eal[] = {"burst_icount", "--no-huge", "-m",         "128", "--no-pci",
+                       "--no-shconf",  "-l",        "0",          "--log-level",
+                       "*:warning"};
+  if (rte_eal_init(static_cast<int>(sizeof(eal) / sizeof(eal[0])), const_cast<char**>(eal)) < 0) {
+    std::fprintf(stderr, "burst_icount: cannot initialise DPDK's EAL\n");
+    return 1;
+  }
+  static Bench b;
+  if (!b.init()) {
+    std::fprintf(stderr, "burst_icount: out of DPDK memory\n");
+    return 1;
+  }
+  const eth_rx_burst_t rx = select_rx_burst(RTE_ETH_RX_OFFLOAD_CHECKSUM | RTE_ETH_RX_OFFLOAD_RSS_HASH);
+  const eth_tx_burst_t tx = select_tx_burst(0);
+  rte_mbuf* pkts[64];
+  uint64_t packets = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (unsigned r = 0; r < rounds; r++) {
+    b.nic_rx(burst);
+    const uint16_t n = rx(&b.rxq, pkts, static_cast<uint16_t>(burst));
+    const uint16_t sent = tx(&b.txq, pkts, n);
+    if (n != burst || sent != n) {
+      std::fprintf(stderr, "burst_icount: round %u: received %u, sent %u of %u\n", r, n, sent,
+                   burst);
+      return 1;
+    }
+    b.nic_tx_done();
+    packets += sent;
+  }
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("burst_icount: %llu packets forwarded in %u rounds of %u (%.1f ns/packet, indicative)\n",
+              static_cast<unsigned long long>(packets), rounds, burst, secs * 1e9 / packets);
+  return 0;
+}
