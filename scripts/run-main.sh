@@ -26,7 +26,7 @@ if [ ! -x "$emu" ]; then
   exec timeout -s INT --preserve-status "$secs" stdbuf -oL dpdk-testpmd -l 0-1 --file-prefix mana-main \
     -m 256 -d "$pmd" --no-pci --vdev net_null0 -- --stats-period 2 --total-num-mbufs 4096
 fi
-exec timeout -s INT --preserve-status "$secs" "$emu" run --ports 2 --wire pair --doorbell poll -- \
+exec timeout -s INT --preserve-status "$secs" "$emu" run --ports 2 --wire pair --doorbell poll --device-cpu 0 -- \
   stdbuf -oL dpdk-testpmd -l 0-1 --file-prefix mana-main -m 512 -d "$pmd" -a 7870:00:00.0 -- \
   --forward-mode=io --auto-start --stats-period 2 --record-core-cycles --tx-first --txd=256 --rxd=256 \
   --eth-peer=0,ff:ff:ff:ff:ff:ff --eth-peer=1,ff:ff:ff:ff:ff:ff

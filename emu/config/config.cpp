@@ -1,5 +1,7 @@
 #include "config/config.h"
 
+#include <sched.h>
+
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -82,7 +84,8 @@ class ConfigParser {
     if (words.size() != 1) return fail(error, "one key=value per line outside vf/port records");
     if (!vfs_started_.empty()) return fail(error, "global settings must come before the first vf");
     std::vector<Field> fields;
-    if (!fields_of(words, 0, {"root", "doorbell", "control", "device_split", "limits"}, &fields,
+    if (!fields_of(words, 0,
+                   {"root", "doorbell", "control", "device_split", "limits", "device_cpu"}, &fields,
                    error)) {
       return false;
     }
@@ -104,6 +107,10 @@ class ConfigParser {
       }
     } else if (f.key == "device_split") {
       if (!parse_bit(f.value, &out_->device_split)) return bad_value(error, f, "0 or 1");
+    } else if (f.key == "device_cpu") {
+      uint32_t cpu = 0;
+      if (!parse_uint(f.value, CPU_SETSIZE - 1, &cpu)) return bad_value(error, f, "a CPU number");
+      out_->device_cpu = static_cast<int>(cpu);
     } else if (f.key == "limits") {
       if (f.value == "6.2") {
         out_->limits = EmuConfig::kLimits6_2;
@@ -286,6 +293,7 @@ std::string format_config(const EmuConfig& config) {
   out << "control=" << config.control << "\n";
   out << "device_split=" << (config.device_split ? 1 : 0) << "\n";
   out << "limits=" << (config.limits == EmuConfig::kLimits2025 ? "2025" : "6.2") << "\n";
+  if (config.device_cpu >= 0) out << "device_cpu=" << config.device_cpu << "\n";
   for (const VfConfig& vf : config.vfs) {
     out << "vf pci=" << vf.pci_addr << " coalesce=" << (vf.rx_coalescing ? 1 : 0)
         << " anti_spoof=" << (vf.anti_spoof ? 1 : 0) << "\n";

@@ -22,6 +22,7 @@ struct EmuConfig {
   std::string control;  // unix socket of the control channel (default R/control.sock)
   DoorbellMode doorbell = kTrap;
   bool device_split = false;  // manae_<n> (Ethernet) + mana_<n> (RNIC) per VF
+  int device_cpu = -1;        // CPU the device thread is pinned to; -1: not pinned
   LimitsProfile limits = kLimits6_2;
   std::vector<VfConfig> vfs;  // every VF's `limits` follows `limits`
 };

@@ -45,6 +45,8 @@ run: presents emulated MANA VFs (sysfs tree, libmana_emu.so preloaded) to <comma
   --coalesce on|off   RX CQE coalescing (kernels >= 6.5), default off
   --limits 6.2|2025   device limits: 256 WR/CQE (default) or 2048 WR/CQE, 0xFFFFFF MRs
   --device-split      two RDMA devices per VF: manae_<n> (Ethernet) and mana_<n> (RNIC)
+  --device-cpu N      pin the emulator's device thread to CPU N (benchmarks: keep it off the
+                      application's forwarding cores)
   --anti-spoof        drop TX frames whose source MAC is not the port's
   --keep              keep the run folder afterwards
   --preload PATH      the LD_PRELOAD library (default: libmana_emu.so of this build/install)

@@ -1,5 +1,7 @@
 #include "tool/run_options.h"
 
+#include <sched.h>
+
 namespace mana::emu {
 
 namespace {
@@ -158,6 +160,10 @@ bool parse_run_options(const std::vector<std::string>& args, RunOptions* out, st
     } else if (name == "--limits") {
       if (value != "6.2" && value != "2025") return bad("6.2 or 2025");
       opts.config.limits = value == "2025" ? EmuConfig::kLimits2025 : EmuConfig::kLimits6_2;
+    } else if (name == "--device-cpu") {
+      uint32_t cpu = 0;
+      if (!parse_uint(value, CPU_SETSIZE - 1, &cpu)) return bad("a CPU number");
+      opts.config.device_cpu = static_cast<int>(cpu);
     } else if (name == "--preload") {
       opts.preload = value;
     } else if (name == "--device-split") {

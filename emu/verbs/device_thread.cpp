@@ -1,6 +1,9 @@
 #include "verbs/device_thread.h"
 
+#include <pthread.h>
+#include <sched.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <chrono>
 
@@ -21,6 +24,15 @@ void DeviceThread::add_device(Device* device) {
   if (!thread_.joinable()) {
     stop_.store(false);
     thread_ = std::thread([this] { run(); });
+    if (cpu_ >= 0) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      CPU_SET(cpu_, &set);
+      if (int rc = pthread_setaffinity_np(thread_.native_handle(), sizeof(set), &set); rc != 0) {
+        static const char msg[] = "mana-emu: cannot pin the device thread to the requested CPU\n";
+        (void)!write(2, msg, sizeof(msg) - 1);
+      }
+    }
   }
 }
 

@@ -17,7 +17,9 @@ class DeviceThread {
   static constexpr unsigned kMaxDevices = 64;
   static constexpr unsigned kMaxFifos = 256;
 
-  // Control path (callers serialise): starts the thread with the first device.
+  // Control path (callers serialise): starts the thread with the first device, pinned to `cpu`
+  // when it is >= 0 (set before the first device).
+  void set_cpu(int cpu) { cpu_ = cpu; }
   void add_device(Device* device);
   bool add_fifo(Device* device, doorbell::DoorbellFifo* fifo);
   // Returns once the thread has drained the FIFO and will not touch it again.
@@ -39,6 +41,7 @@ class DeviceThread {
   std::atomic<uint64_t> passes_{0};
   std::atomic<bool> stop_{false};
   std::thread thread_;
+  int cpu_ = -1;
 };
 
 }  // namespace mana::emu::verbs

@@ -111,6 +111,7 @@ int Runtime::acquire_device(VfRuntime& vf, Device** out) {
     device->set_poll_doorbells(poll_doorbells());
     vf.owner_lock_fd = fd;
     vf.device = std::move(device);
+    thread_.set_cpu(config_.device_cpu);
     thread_.add_device(vf.device.get());
     if (!config_.control.empty()) start_control(vf.index, vf.device.get());
   }

@@ -61,6 +61,16 @@ TEST(EmuConfig, FormatThenParseGivesTheSameConfig) {
   EXPECT_EQ(format_config(parsed), text);
 }
 
+TEST(EmuConfig, DeviceCpuIsOptionalAndRoundTrips) {
+  EmuConfig c = sample_config();
+  EXPECT_EQ(format_config(c).find("device_cpu"), std::string::npos);  // not pinned: not written
+  c.device_cpu = 1;
+  EmuConfig parsed;
+  std::string error;
+  ASSERT_TRUE(parse_config(format_config(c), "test", &parsed, &error)) << error;
+  EXPECT_EQ(parsed.device_cpu, 1);
+}
+
 TEST(EmuConfig, LayoutExampleParsesWithDefaults) {
   const char* text =
       "root=/r\n"
@@ -127,6 +137,8 @@ INSTANTIATE_TEST_SUITE_P(
                   "cfg:2: bad value 'yes' for 'device_split' (expected 0 or 1)"},
         BadConfig{"root=/r\nlimits=6.5\n",
                   "cfg:2: bad value '6.5' for 'limits' (expected 6.2 or 2025)"},
+        BadConfig{"root=/r\ndevice_cpu=-1\n",
+                  "cfg:2: bad value '-1' for 'device_cpu' (expected a CPU number)"},
         BadConfig{"root\n", "cfg:1: expected key=value, got 'root'"},
         BadConfig{"root=\n", "cfg:1: empty value for 'root'"},
         BadConfig{"=x\n", "cfg:1: expected key=value, got '=x'"},

@@ -140,6 +140,8 @@ TEST(RunOptions, ErrorsAreOneClearLine) {
             "--doorbell 'mmio': expected trap or poll");
   EXPECT_EQ(parse_error({"--coalesce", "yes", "--", "x"}), "--coalesce 'yes': expected on or off");
   EXPECT_EQ(parse_error({"--limits", "6.5", "--", "x"}), "--limits '6.5': expected 6.2 or 2025");
+  EXPECT_EQ(parse_error({"--device-cpu", "one", "--", "x"}),
+            "--device-cpu 'one': expected a CPU number");
   EXPECT_EQ(parse_error({"--keep=1", "--", "x"}), "--keep takes no value");
   EXPECT_EQ(parse_error({"--ports"}), "--ports needs a value");
   EXPECT_EQ(parse_error({"--frobnicate", "--", "x"}),
