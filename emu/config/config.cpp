@@ -6,6 +6,8 @@
 #include <set>
 #include <sstream>
 
+#include "config/hw_options.h"
+
 namespace mana::emu {
 
 namespace {
@@ -81,6 +83,7 @@ class ConfigParser {
     if (words.empty()) return true;
     if (words[0] == "vf") return parse_vf(words, error);
     if (words[0] == "port") return parse_port(words, error);
+    if (words[0] == "hw") return parse_hw(words, error);
     if (words.size() != 1) return fail(error, "one key=value per line outside vf/port records");
     if (!vfs_started_.empty()) return fail(error, "global settings must come before the first vf");
     std::vector<Field> fields;
@@ -119,6 +122,16 @@ class ConfigParser {
       } else {
         return bad_value(error, f, "6.2 or 2025");
       }
+    }
+    return true;
+  }
+
+  // `hw key=value ...`: open hardware behaviours for every VF (before the first vf record).
+  bool parse_hw(const std::vector<std::string_view>& words, std::string* error) {
+    if (!vfs_started_.empty()) return fail(error, "hw must come before the first vf");
+    for (size_t i = 1; i < words.size(); ++i) {
+      std::string why;
+      if (!set_hw_option(words[i], &out_->hw, &why)) return fail(error, why);
     }
     return true;
   }
@@ -177,7 +190,10 @@ class ConfigParser {
       return false;
     }
     if (out_->control.empty()) out_->control = out_->root + "/control.sock";
-    for (VfConfig& vf : out_->vfs) vf.limits = limits_of(out_->limits);
+    for (VfConfig& vf : out_->vfs) {
+      vf.limits = limits_of(out_->limits);
+      vf.hw = out_->hw;
+    }
     auto where = [this](size_t vf, int port) {
       size_t line = port < 0 || static_cast<size_t>(port) >= port_lines_[vf].size()
                         ? vfs_started_[vf]
@@ -294,6 +310,9 @@ std::string format_config(const EmuConfig& config) {
   out << "device_split=" << (config.device_split ? 1 : 0) << "\n";
   out << "limits=" << (config.limits == EmuConfig::kLimits2025 ? "2025" : "6.2") << "\n";
   if (config.device_cpu >= 0) out << "device_cpu=" << config.device_cpu << "\n";
+  out << "hw";
+  for (const std::string& word : format_hw_options(config.hw)) out << " " << word;
+  out << "\n";
   for (const VfConfig& vf : config.vfs) {
     out << "vf pci=" << vf.pci_addr << " coalesce=" << (vf.rx_coalescing ? 1 : 0)
         << " anti_spoof=" << (vf.anti_spoof ? 1 : 0) << "\n";

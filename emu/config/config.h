@@ -24,7 +24,8 @@ struct EmuConfig {
   bool device_split = false;  // manae_<n> (Ethernet) + mana_<n> (RNIC) per VF
   int device_cpu = -1;        // CPU the device thread is pinned to; -1: not pinned
   LimitsProfile limits = kLimits6_2;
-  std::vector<VfConfig> vfs;  // every VF's `limits` follows `limits`
+  HwBehaviour hw;             // every VF's `hw` follows it (--hw, --profile)
+  std::vector<VfConfig> vfs;  // every VF's `limits` and `hw` follow `limits` and `hw`
 };
 
 DeviceLimits limits_of(EmuConfig::LimitsProfile profile);

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "device/hw_behaviour.h"
 #include "wire/wire.h"
 
 namespace mana::emu {
@@ -52,6 +53,7 @@ struct VfConfig {
   DeviceLimits limits;
   bool rx_coalescing = false;  // CQE_RX_COALESCED_4 (kernels >= 6.5) or one CQE per packet
   bool anti_spoof = false;     // drop TX frames whose source MAC is not the port's (CQE_TX_SA_DROP)
+  HwBehaviour hw;              // open behaviours (doc/hardware.md)
 };
 
 // Signals a completion channel (an eventfd the verbs layer owns) when an armed CQ gets a CQE.

@@ -48,6 +48,10 @@ run: presents emulated MANA VFs (sysfs tree, libmana_emu.so preloaded) to <comma
   --device-cpu N      pin the emulator's device thread to CPU N (benchmarks: keep it off the
                       application's forwarding cores)
   --anti-spoof        drop TX frames whose source MAC is not the port's
+  --profile NAME      default | azure-2023 | azure-2025 | strict: a kernel/Azure generation's
+                      limits, coalescing, device split and open behaviours (doc/hardware.md);
+                      options after it override it
+  --hw KEY=VALUE      one open hardware behaviour (doc/emulator.md lists the keys), every VF
   --keep              keep the run folder afterwards
   --preload PATH      the LD_PRELOAD library (default: libmana_emu.so of this build/install)
   Exit status: the command's (128+N when killed by signal N); 2 for mana-emu's own errors.

@@ -2,6 +2,8 @@
 
 #include <sched.h>
 
+#include "config/hw_options.h"
+
 namespace mana::emu {
 
 namespace {
@@ -160,6 +162,10 @@ bool parse_run_options(const std::vector<std::string>& args, RunOptions* out, st
     } else if (name == "--limits") {
       if (value != "6.2" && value != "2025") return bad("6.2 or 2025");
       opts.config.limits = value == "2025" ? EmuConfig::kLimits2025 : EmuConfig::kLimits6_2;
+    } else if (name == "--profile") {
+      if (!apply_profile(value, &opts.config, &global.coalesce, error)) return false;
+    } else if (name == "--hw") {
+      if (!set_hw_option(value, &opts.config.hw, error)) return false;
     } else if (name == "--device-cpu") {
       uint32_t cpu = 0;
       if (!parse_uint(value, CPU_SETSIZE - 1, &cpu)) return bad("a CPU number");
@@ -187,6 +193,7 @@ bool parse_run_options(const std::vector<std::string>& args, RunOptions* out, st
     VfConfig vf;
     if (!build_vf(vfs[i], i, &next_ifname, global, &vf, error)) return false;
     vf.limits = limits_of(opts.config.limits);
+    vf.hw = opts.config.hw;
     opts.config.vfs.push_back(vf);
   }
   auto where = [&](size_t vf, int port) {

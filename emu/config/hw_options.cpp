@@ -1,0 +1,185 @@
+#include "config/hw_options.h"
+
+#include <cerrno>
+
+#include "config/config.h"
+#include "config/value_parsers.h"
+
+namespace mana::emu {
+
+namespace {
+
+// One key: its values as text, and how each maps onto the behaviour.
+struct HwOption {
+  std::string_view key;
+  std::string_view values;  // for errors and help
+  bool (*set)(std::string_view value, HwBehaviour* hw);
+  std::string (*get)(const HwBehaviour& hw);
+};
+
+bool on_off(std::string_view value, bool* out) {
+  if (value != "on" && value != "off") return false;
+  *out = value == "on";
+  return true;
+}
+std::string on_off(bool v) { return v ? "on" : "off"; }
+
+bool number(std::string_view value, uint32_t max, uint32_t* out) {
+  return parse_uint(value, max, out);
+}
+
+constexpr HwOption kOptions[] = {
+    {"raw-qp-first", "on|off",
+     [](std::string_view v, HwBehaviour* hw) { return on_off(v, &hw->raw_qp_first); },
+     [](const HwBehaviour& hw) { return on_off(hw.raw_qp_first); }},
+    {"ipv6-ip-csum", "on|off",
+     [](std::string_view v, HwBehaviour* hw) { return on_off(v, &hw->ipv6_ip_csum); },
+     [](const HwBehaviour& hw) { return on_off(hw.ipv6_ip_csum); }},
+    {"hash-type", "bit|mask",
+     [](std::string_view v, HwBehaviour* hw) {
+       if (v != "bit" && v != "mask") return false;
+       hw->hash_type = v == "mask" ? HwBehaviour::HashType::kMask : HwBehaviour::HashType::kOneBit;
+       return true;
+     },
+     [](const HwBehaviour& hw) {
+       return std::string(hw.hash_type == HwBehaviour::HashType::kMask ? "mask" : "bit");
+     }},
+    {"zero-length-cqe", "N (every Nth RX completion, 0: never)",
+     [](std::string_view v, HwBehaviour* hw) {
+       return number(v, 1u << 20, &hw->zero_length_cqe_every);
+     },
+     [](const HwBehaviour& hw) { return std::to_string(hw.zero_length_cqe_every); }},
+    {"cq-doorbell", "off|stall|error",
+     [](std::string_view v, HwBehaviour* hw) {
+       using R = HwBehaviour::CqDoorbellRule;
+       if (v == "off")
+         hw->cq_doorbell = R::kOff;
+       else if (v == "stall")
+         hw->cq_doorbell = R::kStall;
+       else if (v == "error")
+         hw->cq_doorbell = R::kError;
+       else
+         return false;
+       return true;
+     },
+     [](const HwBehaviour& hw) {
+       using R = HwBehaviour::CqDoorbellRule;
+       return std::string(hw.cq_doorbell == R::kOff     ? "off"
+                          : hw.cq_doorbell == R::kStall ? "stall"
+                                                        : "error");
+     }},
+    {"vport-offset", "N (0..4000, 0: small and chosen per run)",
+     [](std::string_view v, HwBehaviour* hw) { return number(v, 4000, &hw->vport_offset); },
+     [](const HwBehaviour& hw) { return std::to_string(hw.vport_offset); }},
+    {"libmana-max-wr", "N (0: no limit of its own)",
+     [](std::string_view v, HwBehaviour* hw) { return number(v, 1u << 24, &hw->libmana_max_wr); },
+     [](const HwBehaviour& hw) { return std::to_string(hw.libmana_max_wr); }},
+    {"vport-busy", "enodev|ebusy",
+     [](std::string_view v, HwBehaviour* hw) {
+       if (v != "enodev" && v != "ebusy") return false;
+       hw->vport_busy_errno = v == "ebusy" ? EBUSY : ENODEV;
+       return true;
+     },
+     [](const HwBehaviour& hw) {
+       return std::string(hw.vport_busy_errno == EBUSY ? "ebusy" : "enodev");
+     }},
+    {"cq-eq", "on|off", [](std::string_view v, HwBehaviour* hw) { return on_off(v, &hw->cq_eq); },
+     [](const HwBehaviour& hw) { return on_off(hw.cq_eq); }},
+    {"rx-oversize", "drop|truncate|deliver",
+     [](std::string_view v, HwBehaviour* hw) {
+       using O = HwBehaviour::RxOversize;
+       if (v == "drop")
+         hw->rx_oversize = O::kDrop;
+       else if (v == "truncate")
+         hw->rx_oversize = O::kTruncate;
+       else if (v == "deliver")
+         hw->rx_oversize = O::kDeliver;
+       else
+         return false;
+       return true;
+     },
+     [](const HwBehaviour& hw) {
+       using O = HwBehaviour::RxOversize;
+       return std::string(hw.rx_oversize == O::kDrop       ? "drop"
+                          : hw.rx_oversize == O::kTruncate ? "truncate"
+                                                           : "deliver");
+     }},
+    {"single-queue-hash", "on|off",
+     [](std::string_view v, HwBehaviour* hw) { return on_off(v, &hw->single_queue_hash); },
+     [](const HwBehaviour& hw) { return on_off(hw.single_queue_hash); }},
+};
+
+std::string keys() {
+  std::string all;
+  for (const HwOption& o : kOptions) all += (all.empty() ? "" : ", ") + std::string(o.key);
+  return all;
+}
+
+}  // namespace
+
+bool set_hw_option(std::string_view key_value, HwBehaviour* hw, std::string* error) {
+  const size_t eq = key_value.find('=');
+  const std::string_view key = key_value.substr(0, eq);
+  for (const HwOption& o : kOptions) {
+    if (o.key != key) continue;
+    if (eq == std::string_view::npos || !o.set(key_value.substr(eq + 1), hw)) {
+      *error = "hw " + std::string(key_value) + ": expected " + std::string(key) + "=" +
+               std::string(o.values);
+      return false;
+    }
+    return true;
+  }
+  *error = "hw " + std::string(key_value) + ": unknown behaviour '" + std::string(key) +
+           "' (known: " + keys() + ")";
+  return false;
+}
+
+std::vector<std::string> format_hw_options(const HwBehaviour& hw) {
+  std::vector<std::string> words;
+  for (const HwOption& o : kOptions) words.push_back(std::string(o.key) + "=" + o.get(hw));
+  return words;
+}
+
+std::string profile_names() { return "default, azure-2023, azure-2025, strict"; }
+
+bool apply_profile(std::string_view name, EmuConfig* config, bool* coalesce, std::string* error) {
+  HwBehaviour hw;
+  if (name == "default") {
+    config->limits = EmuConfig::kLimits6_2;
+    config->device_split = false;
+    *coalesce = false;
+  } else if (name == "azure-2023") {
+    // A 6.2..6.4 kernel with rdma-core 44: 256 WR/CQE, no coalescing, no device split, raw CQs
+    // without an EQ, ENODEV for a busy vPort, no raw-QP-first rule yet.
+    config->limits = EmuConfig::kLimits6_2;
+    config->device_split = false;
+    *coalesce = false;
+    hw.raw_qp_first = false;
+    hw.cq_eq = false;
+    hw.vport_busy_errno = ENODEV;
+  } else if (name == "azure-2025" || name == "strict") {
+    // A 2025 kernel (device split, 2048 WR/CQE, coalescing, EBUSY) under Debian 12's rdma-core 44.
+    config->limits = EmuConfig::kLimits2025;
+    config->device_split = true;
+    *coalesce = true;
+    hw.raw_qp_first = true;
+    hw.vport_busy_errno = EBUSY;
+    if (name == "strict") {
+      // Every alternative that is hardest on a driver, at once.
+      hw.ipv6_ip_csum = true;
+      hw.hash_type = HwBehaviour::HashType::kMask;
+      hw.zero_length_cqe_every = 7;
+      hw.cq_doorbell = HwBehaviour::CqDoorbellRule::kError;
+      hw.vport_offset = 300;
+      hw.rx_oversize = HwBehaviour::RxOversize::kTruncate;
+      hw.single_queue_hash = false;
+    }
+  } else {
+    *error = "unknown profile '" + std::string(name) + "' (known: " + profile_names() + ")";
+    return false;
+  }
+  config->hw = hw;
+  return true;
+}
+
+}  // namespace mana::emu

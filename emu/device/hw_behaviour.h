@@ -1,0 +1,48 @@
+// Hardware and kernel behaviours that the public record leaves open, one field each. The emulator
+// implements every plausible choice so that a driver can be tested against all of them; named
+// profiles bundle them (emu/config/hw_options.h). doc/hardware.md, "Open behaviours", gives the
+// evidence for each row and what our driver does about it.
+#pragma once
+
+#include <cerrno>
+#include <cstdint>
+
+namespace mana::emu {
+
+struct HwBehaviour {
+  // How the NIC reports the RX hash type in a CQE: the one NDIS bit of the hash it computed, or the
+  // composite L3 (0x049) / L4 (0x1B6) masks that DPDK's net_mana compares against.
+  enum class HashType : uint8_t { kOneBit, kMask };
+  // What the device does when a CQ went 8 wraps without a CQ doorbell (mana_en.c's rule).
+  enum class CqDoorbellRule : uint8_t { kOff, kStall, kError };
+  // RX frames longer than the vPort MTU allows.
+  enum class RxOversize : uint8_t { kDrop, kTruncate, kDeliver };
+
+  // An RSS QP needs a raw QP on the same PD and port first (EINVAL otherwise): the raw QP is what
+  // configures the vPort in recent kernels.
+  bool raw_qp_first = true;
+  // The IP-checksum-ok/fail CQE bits are also set for IPv6 frames.
+  bool ipv6_ip_csum = true;
+  HashType hash_type = HashType::kOneBit;
+  // Every Nth RX completion is preceded by one whose first packet entry has length 0 and that
+  // consumed no RQ WQE (0: never).
+  uint32_t zero_length_cqe_every = 0;
+  CqDoorbellRule cq_doorbell = CqDoorbellRule::kOff;
+  // TX vPort offset of the VF's first port (the others follow); 0: a small offset chosen per run.
+  // Offsets above 255 need the long TX OOB's 12-bit field.
+  uint32_t vport_offset = 0;
+  // WR/CQE limit of the user-space provider library (rdma-core 44..48: 256), whatever the kernel
+  // reports; 0: no limit of its own (rdma-core >= 49).
+  uint32_t libmana_max_wr = 256;
+  // errno of raw-QP creation when the vPort is taken (kernel netdev up or another PD).
+  int vport_busy_errno = ENODEV;
+  // Raw/RSS CQs are attached to an EQ, so armed CQs signal their completion channel. 6.2-era
+  // kernels create them without one: RX interrupts never fire.
+  bool cq_eq = true;
+  RxOversize rx_oversize = RxOversize::kDrop;
+  // A one-entry indirection table still hashes (true) or the kernel disables RSS for it, so CQEs
+  // carry no hash type (false).
+  bool single_queue_hash = false;
+};
+
+}  // namespace mana::emu
