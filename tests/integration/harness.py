@@ -42,10 +42,37 @@ def _loadable(path):
 
 PMD = _loadable(BUILT_PMD)
 MANA_EMU = BUILD / "emu/tool/mana-emu"
+# A named set of hardware/kernel behaviours (mana-emu run --profile; doc/emulator.md) under which
+# every emulator this test process starts runs; empty: mana-emu's defaults.
+PROFILE = os.environ.get("MANA_EMU_PROFILE", "")
 
 
 class Failure(Exception):
     pass
+
+
+class Skip(Exception):
+    """A test that cannot apply (under the current profile): its message says why."""
+
+
+def emu_run(emu_opts):
+    """The `mana-emu run` command line with `emu_opts`: the profile first, so that a test's own
+    options override it."""
+    profile = ["--profile", PROFILE] if PROFILE else []
+    return [MANA_EMU, "run", *profile, *emu_opts]
+
+
+def emu_hw(emu_opts=()):
+    """The open behaviours (key -> value) an emulator started with `emu_opts` runs with: the `hw`
+    line of the run config mana-emu writes."""
+    out = subprocess.run([*emu_run(emu_opts), "--", "sh", "-c", 'cat "$MANA_EMU_CONFIG"'],
+                         capture_output=True, text=True, timeout=30)
+    if out.returncode != 0:
+        raise Failure(f"mana-emu run {' '.join(emu_opts)}: {out.stdout}{out.stderr}")
+    for line in out.stdout.splitlines():
+        if line.startswith("hw "):
+            return dict(word.split("=", 1) for word in line.split()[1:])
+    raise Failure(f"no hw line in the run config:\n{out.stdout}")
 
 
 _running = []
@@ -173,7 +200,7 @@ def testpmd_on_emu(emu_opts, prefix, testpmd_opts, eal_extra=None, interactive=F
     if not secondaries:
         eal.append("--huge-unlink")
     eal += eal_extra if eal_extra is not None else ["-a", EMU_BDF]
-    argv = [MANA_EMU, "run", *emu_opts, "--", "dpdk-testpmd", *eal, "--", *testpmd_opts]
+    argv = [*emu_run(emu_opts), "--", "dpdk-testpmd", *eal, "--", *testpmd_opts]
     return Program(argv, stdin=subprocess.PIPE if interactive else subprocess.DEVNULL)
 
 
@@ -268,18 +295,23 @@ def expect(cond, message, program=None):
 
 
 def main(tests):
-    """Runs the named test functions; prints 'N passed, N failed' (read by CI) and exits non-zero on
-    failure."""
-    passed = failed = 0
+    """Runs the named test functions; prints 'N passed, N failed, N skipped' (read by CI) and exits
+    non-zero on failure. A skipped test prints its one-line reason."""
+    passed = failed = skipped = 0
+    if PROFILE:
+        print(f"emulator profile: {PROFILE} (MANA_EMU_PROFILE)")
     for fn in tests:
         try:
             fn()
             passed += 1
             print(f"PASS {fn.__name__}")
+        except Skip as e:
+            skipped += 1
+            print(f"SKIP {fn.__name__}: {e}")
         except Failure as e:
             failed += 1
             print(f"FAIL {fn.__name__}: {e}")
         finally:
             kill_leftovers()
-    print(f"{passed} passed, {failed} failed")
+    print(f"{passed} passed, {failed} failed, {skipped} skipped")
     sys.exit(1 if failed else 0)

@@ -14,7 +14,7 @@ import subprocess
 from pathlib import Path
 
 import harness
-from harness import EMU_BDF, MANA_EMU, Program, emu_mac, expect
+from harness import EMU_BDF, Program, emu_mac, emu_run, expect
 from tap_peer import Capture, bring_up
 
 from scapy.all import IP, UDP, Ether, Raw, conf, sendp  # noqa: E402
@@ -34,7 +34,7 @@ def build(script, *args):
 
 def l3fwd_forwards(pmd, prefix):
     l3fwd = build("build-dpdk-example.sh", "l3fwd")
-    p = Program([MANA_EMU, "run", "--ports", "2", "--wire", f"tap:{TAP_IN}", "--wire", f"tap:{TAP_OUT}",
+    p = Program([*emu_run(["--ports", "2", "--wire", f"tap:{TAP_IN}", "--wire", f"tap:{TAP_OUT}"]),
                  "--", l3fwd, "-l", "0", "--file-prefix", prefix, "--huge-unlink", "-m", "256",
                  "-d", pmd, "-a", EMU_BDF, "--", "-p", "0x3", "--config=(0,0,0),(1,0,0)",
                  "--parse-ptype", f"--eth-dest=1,{NEXT_HOP}"])
