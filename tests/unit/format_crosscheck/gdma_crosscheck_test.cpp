@@ -19,7 +19,9 @@ namespace {
 namespace hw = mana::hw;
 
 struct Page {  // page-aligned, zeroed memory standing in for a doorbell page or a queue ring
-  explicit Page(size_t n) : p(static_cast<uint8_t*>(std::aligned_alloc(4096, n))), size(n) {
+  // (aligned_alloc wants a whole number of pages)
+  explicit Page(size_t n)
+      : p(static_cast<uint8_t*>(std::aligned_alloc(4096, (n + 4095) & ~size_t{4095}))), size(n) {
     std::memset(p, 0, n);
   }
   ~Page() { std::free(p); }
