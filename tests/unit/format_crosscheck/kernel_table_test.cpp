@@ -1,8 +1,9 @@
 // What we define that DPDK 22.11's net_mana (mana.h, gdma.c) does not, checked against the Linux
 // kernel's MANA driver instead. The kernel's headers are not available to compile against, so each
-// entry below records a definition as read in the kernel source (file named per entry;
-// torvalds/linux, v6.2 and later), and the test compares our definition with it. Where DPDK also
-// has the field, the DPDK column is checked too so the three sources are seen to agree.
+// entry below records a definition as read in the kernel source (torvalds/linux, file named per
+// entry, the revisions doc/hardware.md §0 lists; no kernel code is copied), and the test compares
+// ours with it. Where DPDK defines the inputs of a kernel formula, the formula is also applied to
+// DPDK's constants.
 //
 // Notably NOT in this table because DPDK 22.11's mana.h already defines them (layout test):
 // long_vport_offset (TX long OOB dw3 [27:16]), the VLAN insert fields, CQE_RX_COALESCED_4 and the
