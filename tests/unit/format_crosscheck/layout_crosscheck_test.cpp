@@ -157,33 +157,29 @@ TEST(FormatCrosscheck, TxLongOob) {
 
 // ---- completion queue entries (doc/hardware.md §4.5, §4.7)
 // dw15 of every CQE, DPDK's gdma_hardware_completion_entry. Only DPDK: the reserved bits [28:25].
-#define MANA_CQE_TAIL_FIELDS                                        \
-  {"wq_num", MANA_OURS(Cqe, dw[Cqe::kOwnerDword], Cqe::WqNum),      \
-   MANA_THEIRS(gdma_hardware_completion_entry, wq_num)},            \
-      {"is_sq", MANA_OURS(Cqe, dw[Cqe::kOwnerDword], Cqe::IsSq),    \
-       MANA_THEIRS(gdma_hardware_completion_entry, is_sq)},         \
-  {                                                                 \
-    "owner_bits", MANA_OURS(Cqe, dw[Cqe::kOwnerDword], Cqe::Owner), \
-        MANA_THEIRS(gdma_hardware_completion_entry, owner_bits)     \
-  }
+// One field per line in these lists:
+// clang-format off
+#define MANA_CQE_TAIL_FIELDS                                                                     \
+  {"wq_num", MANA_OURS(Cqe, dw[Cqe::kOwnerDword], Cqe::WqNum),                                  \
+   MANA_THEIRS(gdma_hardware_completion_entry, wq_num)},                                        \
+  {"is_sq", MANA_OURS(Cqe, dw[Cqe::kOwnerDword], Cqe::IsSq),                                    \
+   MANA_THEIRS(gdma_hardware_completion_entry, is_sq)},                                         \
+  {"owner_bits", MANA_OURS(Cqe, dw[Cqe::kOwnerDword], Cqe::Owner),                              \
+   MANA_THEIRS(gdma_hardware_completion_entry, owner_bits)}
 // dw0: mana_cqe_header, as the first member of DPDK's completion OOB type T.
-#define MANA_CQE_HEADER_FIELDS(T)                                                           \
-  {"cqe_type", MANA_OURS(Cqe, dw[0], Cqe::Type), MANA_THEIRS(T, cqe_hdr.cqe_type)},         \
-      {"client_type", MANA_OURS(Cqe, dw[0], Cqe::ClientType),                               \
-       MANA_THEIRS(T, cqe_hdr.client_type)},                                                \
-  {                                                                                         \
-    "vendor_err", MANA_OURS(Cqe, dw[0], Cqe::VendorErr), MANA_THEIRS(T, cqe_hdr.vendor_err) \
-  }
-#define MANA_RX_PACKET_INFO_FIELDS(k)                                                   \
-  {"packet_info[" #k "].packet_length",                                                 \
-   MANA_OURS(Cqe, rx_packet(k).dw0, hw::RxPacketInfo::Length),                          \
-   MANA_THEIRS(mana_rx_comp_oob, packet_info[k].packet_length)},                        \
-  {                                                                                     \
-    "packet_info[" #k "].packet_hash", MANA_OURS(Cqe, rx_packet(k).packet_hash, Whole), \
-        MANA_THEIRS(mana_rx_comp_oob, packet_info[k].packet_hash)                       \
-  }
+#define MANA_CQE_HEADER_FIELDS(T)                                                                \
+  {"cqe_type", MANA_OURS(Cqe, dw[0], Cqe::Type), MANA_THEIRS(T, cqe_hdr.cqe_type)},             \
+  {"client_type", MANA_OURS(Cqe, dw[0], Cqe::ClientType), MANA_THEIRS(T, cqe_hdr.client_type)}, \
+  {"vendor_err", MANA_OURS(Cqe, dw[0], Cqe::VendorErr), MANA_THEIRS(T, cqe_hdr.vendor_err)}
+#define MANA_RX_PACKET_INFO_FIELDS(k)                                                            \
+  {"packet_info[" #k "].packet_length",                                                         \
+   MANA_OURS(Cqe, rx_packet(k).dw0, hw::RxPacketInfo::Length),                                  \
+   MANA_THEIRS(mana_rx_comp_oob, packet_info[k].packet_length)},                                \
+  {"packet_info[" #k "].packet_hash", MANA_OURS(Cqe, rx_packet(k).packet_hash, Whole),          \
+   MANA_THEIRS(mana_rx_comp_oob, packet_info[k].packet_hash)}
 #define MANA_RX_FLAG(name, F) \
-  { #name, MANA_OURS(Cqe, dw[Cqe::kRxFlagsDword], Cqe::F), MANA_THEIRS(mana_rx_comp_oob, name) }
+  {#name, MANA_OURS(Cqe, dw[Cqe::kRxFlagsDword], Cqe::F), MANA_THEIRS(mana_rx_comp_oob, name)}
+// clang-format on
 
 // Only DPDK: the reserved bits dw1 [15] and [31], and packet_info[k] reserved0/reserved1.
 const FieldPair kRxCqe[] = {
