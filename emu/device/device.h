@@ -42,8 +42,8 @@ struct DeviceLimits {
 
 struct PortConfig {
   std::array<uint8_t, 6> mac{};
-  std::string ifname;      // kernel netdev name shown in sysfs, e.g. "eth1"
-  bool netdev_up = false;  // a raw QP on a port whose netdev is up fails with ENODEV
+  std::string ifname;         // kernel netdev name shown in sysfs, e.g. "eth1"
+  bool netdev_up = false;     // a raw QP on a port whose netdev is up fails with ENODEV
   std::string wire = "loop";  // loop | pair | null | tap:<ifname> | shm:<name> (see emu/wire)
 };
 
@@ -73,22 +73,27 @@ struct SqBinding {
 
 // Counters the tests and the control channel read (all monotonic).
 struct QueueCounters {
-  uint64_t wqes = 0;          // WQEs consumed
-  uint64_t packets = 0;       // frames sent (SQ) or delivered (RQ)
+  uint64_t wqes = 0;     // WQEs consumed
+  uint64_t packets = 0;  // frames sent (SQ) or delivered (RQ)
   uint64_t bytes = 0;
-  uint64_t error_cqes = 0;    // error CQEs written
-  uint64_t cqes = 0;          // CQEs written
+  uint64_t error_cqes = 0;  // error CQEs written
+  uint64_t cqes = 0;        // CQEs written
   uint64_t doorbells = 0;
   uint64_t wqe_cnt_doorbells = 0;  // RQ doorbells with a non-zero wqe_cnt (accepted, spec §4.8)
+  uint64_t zero_length_cqes = 0;   // RQ: extra CQEs with packet length 0 (hw zero-length-cqe)
+  // The queue needed a CQE while its CQ had gone 8 wraps without a CQ doorbell (hw cq-doorbell):
+  // one per stall, or the one that failed the queue.
+  uint64_t cq_doorbell_violations = 0;
 };
 
 struct PortCounters {
   uint64_t rx_no_wqe_drops = 0;  // hc_rx_discards_no_wqe: frames with no posted RX WQE
   uint64_t rx_filtered = 0;      // frames not addressed to the port
-  uint64_t rx_mtu_drops = 0;
+  uint64_t rx_mtu_drops = 0;     // oversize frames dropped (hw rx-oversize=drop) or beyond 64 KiB
   uint64_t tx_frames = 0;
-  uint64_t rx_frames = 0;        // frames taken from the wire (before filtering)
-  uint64_t tx_wire_drops = 0;    // frames the wire refused
+  uint64_t rx_frames = 0;      // frames taken from the wire (before filtering)
+  uint64_t tx_wire_drops = 0;  // frames the wire refused
+  uint64_t rx_oversize = 0;    // frames longer than the vPort MTU, whatever rx-oversize does
 };
 
 // Live-object counts, for leak checks after a driver closes (all back to zero).
@@ -99,10 +104,13 @@ struct LiveObjects {
 // Faults injected through the control channel.
 struct Fault {
   enum class Kind { kErrorCqe, kBadLkey } kind = Kind::kErrorCqe;
-  bool tx = true;          // SQ (true) or RQ
-  uint32_t port = 0;       // 0-based port index
-  uint32_t count = 1;      // next N WQEs
-  uint32_t cqe_type = 35;  // for kErrorCqe: CQE_TX_INVALID_OOB by default (RX: CQE_RX_TRUNCATED = 4)
+  bool tx = true;      // SQ (true) or RQ
+  uint32_t port = 0;   // 0-based port index
+  uint32_t count = 1;  // N WQEs get the fault
+  // For kErrorCqe: CQE_TX_INVALID_OOB by default (RX: CQE_RX_TRUNCATED = 4).
+  uint32_t cqe_type = 35;
+  uint32_t skip = 0;   // kErrorCqe: WQEs let through before the first faulted one
+  uint32_t every = 1;  // kErrorCqe: then one faulted WQE every `every` (1: consecutive)
 };
 
 class Device {
@@ -135,8 +143,8 @@ class Device {
                         uint32_t max_wr, uint32_t max_sge, uint32_t cq_handle,
                         uint32_t* wq_handle) = 0;
   virtual int destroy_wq(uint32_t wq_handle) = 0;
-  // Raw packet QP: one SQ bound to `cq_handle` on IB port `port` (1-based). Configures the vPort for
-  // `pd_id` on its first QP; ENODEV when the port's netdev is up or another PD owns the vPort.
+  // Raw packet QP: one SQ bound to `cq_handle` on IB port `port` (1-based). Configures the vPort
+  // for `pd_id` on its first QP; ENODEV when the port's netdev is up or another PD owns the vPort.
   virtual int create_raw_qp(uint32_t context_id, uint32_t pd_id, uint32_t port, void* sq_buf,
                             uint32_t sq_size_bytes, uint32_t max_send_wr, uint32_t max_send_sge,
                             uint32_t cq_handle, SqBinding* out, uint32_t* qp_handle) = 0;
@@ -148,20 +156,23 @@ class Device {
                             uint32_t* qp_handle) = 0;
   virtual int destroy_qp(uint32_t qp_handle) = 0;
 
-  // ---- doorbells ---------------------------------------------------------------------------------
-  // A 64-bit store of `value` at byte `offset` of context `context_id`'s doorbell page (trap mode
-  // and tests call this; in poll mode the device thread samples the page itself). Thread-safe and
-  // lock-free: the store is queued and takes effect in the next `poll`.
+  // ---- doorbells
+  // --------------------------------------------------------------------------------- A 64-bit
+  // store of `value` at byte `offset` of context `context_id`'s doorbell page (trap mode and tests
+  // call this; in poll mode the device thread samples the page itself). Thread-safe and lock-free:
+  // the store is queued and takes effect in the next `poll`.
   virtual void ring(uint32_t context_id, uint32_t offset, uint64_t value) = 0;
   // Poll mode: the device samples each context's page in `poll`. Exact only with one writer per
   // slot, so while it is on a context may hold one SQ and one RQ (more: EBUSY, design §4).
   virtual void set_poll_doorbells(bool on) = 0;
 
-  // ---- data path (device thread) -----------------------------------------------------------------
-  // Processes pending doorbells, TX WQEs, wire input and RX delivery once; returns work done.
+  // ---- data path (device thread)
+  // ----------------------------------------------------------------- Processes pending doorbells,
+  // TX WQEs, wire input and RX delivery once; returns work done.
   virtual unsigned poll() = 0;
 
-  // ---- control channel -----------------------------------------------------------------------------
+  // ---- control channel
+  // -----------------------------------------------------------------------------
   virtual void set_netdev_up(uint32_t port, bool up) = 0;  // 0-based port index
   virtual void inject(const Fault& fault) = 0;
   // Hot removal: every queue dies (no further completions), async fatal events are raised by the
