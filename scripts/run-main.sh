@@ -26,9 +26,9 @@ if [ ! -x "$emu" ]; then
   exec timeout -s INT --preserve-status "$secs" stdbuf -oL dpdk-testpmd -l 0-1 --file-prefix mana-main \
     -m 256 -d "$pmd" --no-pci --vdev net_null0 -- --stats-period 2 --total-num-mbufs 4096
 fi
-# mac forwarding: each port resends the other's frames with its own source MAC and the peer port's
+# mac forwarding: every frame leaves with the sending port's own source MAC and the other port's
 # MAC as destination, as it must on Azure, where the vPort drops a foreign source MAC (the
-# emulator's anti-spoofing is on). The two ports have mana-emu's default MACs.
+# emulator's anti-spoofing is on) and takes only its own MAC. The ports have mana-emu's default MACs.
 exec timeout -s INT --preserve-status "$secs" "$emu" run --ports 2 --wire pair --doorbell poll --device-cpu 0 -- \
   stdbuf -oL dpdk-testpmd -l 0-1 --file-prefix mana-main -m 512 -d "$pmd" -a 7870:00:00.0 -- \
   --forward-mode=mac --auto-start --stats-period 2 --record-core-cycles --tx-first --txd=256 --rxd=256 \

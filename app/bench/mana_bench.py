@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Packet-rate benchmark of a MANA PMD on the emulator (design §6).
 
-For each frame size: Debian's dpdk-testpmd does mac forwarding (each port resends the other's frames
-with its own source MAC, as Azure's anti-spoofing requires) between the two ports of an emulated
+For each frame size: Debian's dpdk-testpmd does mac forwarding (every frame leaves with the sending
+port's own source MAC, as Azure's anti-spoofing requires) between the two ports of an emulated
 VF joined by a `pair` wire (emulator in poll mode, one queue per port), with --record-core-cycles;
 frames are injected with `start tx_first N`. Mpps is the forwarding core's RX rate over the
 measurement window; cycles/packet is testpmd's own figure. The net_null floor (the same testpmd

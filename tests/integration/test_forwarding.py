@@ -37,12 +37,8 @@ def forward(mode, emu_opts, prefix, extra=(), ports=(0, 1)):
 
 
 def check_io_pair(doorbell, coalesce):
-    # io resends the peer port's frames unchanged (its source MAC), which Azure's vPort and the
-    # emulator's default anti-spoofing drop: these tests are about io forwarding's data path, so
-    # they turn anti-spoofing off (test_mac_mode_pair and the main job forward with it on).
-    p = forward("io", ["--ports", "2", "--wire", "pair", "--anti-spoof", "off", "--doorbell",
-                       doorbell, "--coalesce", coalesce], f"mana-io-{doorbell}-{coalesce}",
-                ["--tx-first", *BROADCAST_PEERS])
+    p = forward("io", ["--ports", "2", "--wire", "pair", "--doorbell", doorbell, "--coalesce",
+                       coalesce], f"mana-io-{doorbell}-{coalesce}", ["--tx-first", *BROADCAST_PEERS])
     wait_for_traffic(p, 0)
     wait_for_traffic(p, 1)
     rc = p.stop()

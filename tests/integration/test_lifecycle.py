@@ -33,9 +33,7 @@ def in_use(p):
 
 
 def test_stop_start_and_reconfigure_leak_nothing():
-    # io forwarding across the pair resends the peer's frames with its source MAC: anti-spoofing
-    # off, since this test is about leaks over stop/start cycles, not about the vPort's checks.
-    p = testpmd_on_emu(["--ports", "2", "--wire", "pair", "--anti-spoof", "off"], "mana-cycles",
+    p = testpmd_on_emu(["--ports", "2", "--wire", "pair"], "mana-cycles",
                        ["-i", "--forward-mode=io", "--rxq=1", "--txq=1", "--eth-peer=0,ff:ff:ff:ff:ff:ff",
                         "--eth-peer=1,ff:ff:ff:ff:ff:ff"], interactive=True)
     p.wait_for(rf"Port 1: {emu_mac(1).upper()}")
