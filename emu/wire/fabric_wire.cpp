@@ -99,8 +99,12 @@ class FabricEndpoint final : public WireEndpoint {
 
   bool transmit(const uint8_t* frame, uint32_t len) override {
     retry_ = false;
-    if (len < 14 || std::memcmp(frame + 6, mac_.data(), 6) != 0) {
-      bump(len < 14 ? self_.unroutable : self_.spoofed);
+    if (len < 14 || len > kWireMaxFrameLen) {  // never "full": not worth waiting for
+      bump(self_.unroutable);
+      return false;
+    }
+    if (std::memcmp(frame + 6, mac_.data(), 6) != 0) {
+      bump(self_.spoofed);
       return false;
     }
     const FabricFrame f = classify_fabric_frame(frame, len);

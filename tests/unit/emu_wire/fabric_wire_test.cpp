@@ -168,11 +168,13 @@ TEST(FabricWire, DropsUnknownIpSpoofedSourceAndUnroutableFrames) {
   ipv6[12] = 0x86;
   ipv6[13] = 0xdd;
   EXPECT_FALSE(send(*a, ipv6));
+  EXPECT_FALSE(send(*a, ipv4_frame(1, ip_of(2), mac_of(2), 4, kWireMaxFrameLen + 1)));
+  EXPECT_FALSE(a->retry_later());
   EXPECT_EQ(b->peek(), 0u);
   const FabricPortCounters c = counters_of(name, 1);
   EXPECT_EQ(c.unknown_ip, 1u);
   EXPECT_EQ(c.spoofed, 1u);
-  EXPECT_EQ(c.unroutable, 1u);
+  EXPECT_EQ(c.unroutable, 2u);
   EXPECT_EQ(c.delivered, 0u);
 }
 
