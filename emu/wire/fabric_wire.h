@@ -20,7 +20,7 @@ inline constexpr uint32_t kFabricMaxPorts = 16;
 inline constexpr uint32_t kFabricRingCapacity = 512;  // frames queued per receiving port
 // How long a sender waits (its SQ backing up) for room in a receiving port's ring before it
 // drops the frame; after a drop it drops at once to that port until the ring has room again.
-inline constexpr uint32_t kFabricMaxStallMs = 200;
+inline constexpr uint32_t kFabricMaxStallMs = 1000;
 
 // What the fabric did with the frames one port sent (each counted once).
 struct FabricPortCounters {
