@@ -26,7 +26,10 @@ if [ ! -x "$emu" ]; then
   exec timeout -s INT --preserve-status "$secs" stdbuf -oL dpdk-testpmd -l 0-1 --file-prefix mana-main \
     -m 256 -d "$pmd" --no-pci --vdev net_null0 -- --stats-period 2 --total-num-mbufs 4096
 fi
+# mac forwarding: every frame leaves with the sending port's own source MAC and the other port's
+# MAC as destination, as it must on Azure, where the vPort drops a foreign source MAC (the
+# emulator's anti-spoofing is on) and takes only its own MAC. The ports have mana-emu's default MACs.
 exec timeout -s INT --preserve-status "$secs" "$emu" run --ports 2 --wire pair --doorbell poll --device-cpu 0 -- \
   stdbuf -oL dpdk-testpmd -l 0-1 --file-prefix mana-main -m 512 -d "$pmd" -a 7870:00:00.0 -- \
-  --forward-mode=io --auto-start --stats-period 2 --record-core-cycles --tx-first --txd=256 --rxd=256 \
-  --eth-peer=0,ff:ff:ff:ff:ff:ff --eth-peer=1,ff:ff:ff:ff:ff:ff
+  --forward-mode=mac --auto-start --stats-period 2 --record-core-cycles --tx-first --txd=256 --rxd=256 \
+  --eth-peer=0,00:0d:3a:00:00:02 --eth-peer=1,00:0d:3a:00:00:01

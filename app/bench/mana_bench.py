@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Packet-rate benchmark of a MANA PMD on the emulator (design §6).
 
-For each frame size: Debian's dpdk-testpmd does io forwarding between the two ports of an emulated
+For each frame size: Debian's dpdk-testpmd does mac forwarding (every frame leaves with the sending
+port's own source MAC, as Azure's anti-spoofing requires) between the two ports of an emulated
 VF joined by a `pair` wire (emulator in poll mode, one queue per port), with --record-core-cycles;
 frames are injected with `start tx_first N`. Mpps is the forwarding core's RX rate over the
 measurement window; cycles/packet is testpmd's own figure. The net_null floor (the same testpmd
@@ -31,7 +32,7 @@ def measure(argv, seconds, in_flight_bursts):
     p.wait_for(r"testpmd> |Press enter|Checking link statuses|Done", timeout=60)
     p.send("set record-core-cycles on")
     p.send(f"start tx_first {in_flight_bursts}")
-    p.wait_for(r"io packet forwarding")
+    p.wait_for(r"mac packet forwarding")
     # Warm up, then take two counter samples `seconds` apart.
     first = sample(p)
     t0 = time.monotonic()
@@ -57,10 +58,10 @@ def testpmd(prefix, eal, size, desc):
     # `size` is the frame size on the wire, with its 4-byte FCS (RFC 2544 sizes); testpmd's
     # --txpkts is the frame without FCS.
     return ["dpdk-testpmd", "-l", "0-1", "--file-prefix", prefix, "--huge-unlink", "-m", "512",
-            *eal, "--", "-i", "--forward-mode=io", f"--txpkts={size - 4}", f"--rxd={desc}",
+            *eal, "--", "-i", "--forward-mode=mac", f"--txpkts={size - 4}", f"--rxd={desc}",
             f"--txd={desc}", "--nb-cores=1",
-            # The vPort takes only its own MAC and broadcast: io forwarding of broadcast frames.
-            "--eth-peer=0,ff:ff:ff:ff:ff:ff", "--eth-peer=1,ff:ff:ff:ff:ff:ff"]
+            # Each port addresses the other: the vPort takes only its own MAC (and broadcast).
+            f"--eth-peer=0,{harness.emu_mac(1)}", f"--eth-peer=1,{harness.emu_mac(0)}"]
 
 
 def main():

@@ -139,7 +139,7 @@ class ConfigParser {
   bool parse_vf(const std::vector<std::string_view>& words, std::string* error) {
     std::vector<Field> fields;
     if (!fields_of(words, 1, {"pci", "coalesce", "anti_spoof"}, &fields, error)) return false;
-    VfConfig vf;
+    VfConfig vf;  // anti_spoof defaults to on
     bool has_pci = false;
     for (const Field& f : fields) {
       if (f.key == "pci") {
@@ -161,7 +161,7 @@ class ConfigParser {
   bool parse_port(const std::vector<std::string_view>& words, std::string* error) {
     if (out_->vfs.empty()) return fail(error, "port record before any vf record");
     std::vector<Field> fields;
-    if (!fields_of(words, 1, {"mac", "ifname", "up", "wire"}, &fields, error)) return false;
+    if (!fields_of(words, 1, {"mac", "ifname", "up", "wire", "ip"}, &fields, error)) return false;
     PortConfig port;
     bool has_mac = false, has_ifname = false;
     for (const Field& f : fields) {
@@ -175,6 +175,8 @@ class ConfigParser {
         if (!parse_bit(f.value, &port.netdev_up)) return bad_value(error, f, "0 or 1");
       } else if (f.key == "wire") {
         port.wire = f.value;
+      } else if (f.key == "ip") {
+        if (!parse_ipv4(f.value, &port.ipv4)) return bad_value(error, f, "A.B.C.D");
       }
     }
     if (!has_mac) return fail(error, "port record without mac=");
@@ -220,6 +222,28 @@ bool remember(std::set<std::string>* seen, const std::string& value) {
   return seen->insert(value).second;
 }
 
+// A fabric port needs a unicast IPv4 address no other port of that fabric has here; other wires
+// ignore it.
+bool check_port_ip(const PortConfig& port, std::set<std::string>* fabric_ips, std::string* error) {
+  const bool fabric = port.wire.starts_with("fabric:");
+  const std::string ip = format_ipv4(port.ipv4);
+  if (!fabric) return true;
+  if (port.ipv4 == Ipv4Address{}) {
+    *error = "wire " + port.wire +
+             " needs the port's IPv4 address (--ip A.B.C.D, or ip= in the port record)";
+    return false;
+  }
+  if (port.ipv4[0] >= 224 || port.ipv4[0] == 0 || port.ipv4[0] == 127) {
+    *error = "IP " + ip + " is not a unicast host address";
+    return false;
+  }
+  if (!remember(fabric_ips, port.wire + " " + ip)) {
+    *error = "IP " + ip + " is used by another port of " + port.wire;
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 DeviceLimits limits_of(EmuConfig::LimitsProfile profile) {
@@ -228,7 +252,7 @@ DeviceLimits limits_of(EmuConfig::LimitsProfile profile) {
 }
 
 bool validate_vfs(const EmuConfig& config, const ConfigLocator& where, std::string* error) {
-  std::set<std::string> pcis, macs, ifnames, taps;
+  std::set<std::string> pcis, macs, ifnames, taps, fabric_ips;
   if (config.vfs.empty()) {
     *error = "no VF configured";
     return false;
@@ -269,6 +293,7 @@ bool validate_vfs(const EmuConfig& config, const ConfigLocator& where, std::stri
       if (port.wire.starts_with("tap:") && !remember(&taps, port.wire)) {
         return port_fail("wire " + port.wire + " is used by another port (one TAP per port)");
       }
+      if (!check_port_ip(port, &fabric_ips, &wire_error)) return port_fail(wire_error);
       if (port.wire == "pair") {
         size_t partner = p ^ 1;
         if (partner >= vf.ports.size() || vf.ports[partner].wire != "pair") {
@@ -318,7 +343,9 @@ std::string format_config(const EmuConfig& config) {
         << " anti_spoof=" << (vf.anti_spoof ? 1 : 0) << "\n";
     for (const PortConfig& port : vf.ports) {
       out << "port mac=" << format_mac(port.mac) << " ifname=" << port.ifname
-          << " up=" << (port.netdev_up ? 1 : 0) << " wire=" << port.wire << "\n";
+          << " up=" << (port.netdev_up ? 1 : 0) << " wire=" << port.wire;
+      if (port.ipv4 != Ipv4Address{}) out << " ip=" << format_ipv4(port.ipv4);
+      out << "\n";
     }
   }
   return out.str();

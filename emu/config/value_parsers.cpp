@@ -57,6 +57,31 @@ std::string format_mac(const MacAddress& mac) {
   return buf;
 }
 
+bool parse_ipv4(std::string_view text, Ipv4Address* out) {
+  Ipv4Address ip{};
+  size_t pos = 0;
+  for (size_t i = 0; i < ip.size(); ++i) {
+    if (i > 0) {
+      if (pos >= text.size() || text[pos] != '.') return false;
+      ++pos;
+    }
+    const size_t start = pos;
+    while (pos < text.size() && pos - start < 4 && text[pos] >= '0' && text[pos] <= '9') ++pos;
+    uint32_t part = 0;
+    if (pos - start > 3 || !parse_uint(text.substr(start, pos - start), 255, &part)) return false;
+    ip[i] = static_cast<uint8_t>(part);
+  }
+  if (pos != text.size()) return false;
+  *out = ip;
+  return true;
+}
+
+std::string format_ipv4(const Ipv4Address& ip) {
+  char buf[16];
+  std::snprintf(buf, sizeof(buf), "%u.%u.%u.%u", ip[0], ip[1], ip[2], ip[3]);
+  return buf;
+}
+
 bool parse_pci_addr(std::string_view text, std::string* canonical) {
   uint32_t domain = 0, bus = 0, dev = 0, fn = 0;
   if (text.size() != 12 || text[4] != ':' || text[7] != ':' || text[10] != '.') return false;
@@ -86,7 +111,16 @@ bool check_wire_spec(std::string_view spec, std::string* error) {
     *error = "wire '" + std::string(spec) + "': shm needs a name without '/' or spaces";
     return false;
   }
-  *error = "unknown wire '" + std::string(spec) + "' (loop, pair, null, tap:<ifname>, shm:<name>)";
+  if (spec.starts_with("fabric:")) {
+    std::string_view name = spec.substr(7);
+    bool ok = !name.empty() && name.size() <= 200 && is_plain_value(name) &&
+              name.find('/') == std::string_view::npos;
+    if (ok) return true;
+    *error = "wire '" + std::string(spec) + "': fabric needs a name without '/' or spaces";
+    return false;
+  }
+  *error = "unknown wire '" + std::string(spec) +
+           "' (loop, pair, null, tap:<ifname>, shm:<name>, fabric:<name>)";
   return false;
 }
 

@@ -11,16 +11,21 @@
 namespace mana::emu {
 
 using MacAddress = std::array<uint8_t, 6>;
+using Ipv4Address = std::array<uint8_t, 4>;
 
 // "aa:bb:cc:dd:ee:ff" (either case, exactly two hex digits per byte).
 bool parse_mac(std::string_view text, MacAddress* out);
 // Lower-case "aa:bb:cc:dd:ee:ff", as Linux shows it in sysfs.
 std::string format_mac(const MacAddress& mac);
 
+// Dotted-quad "A.B.C.D" (decimal 0..255, no leading '+', at most 3 digits per part).
+bool parse_ipv4(std::string_view text, Ipv4Address* out);
+std::string format_ipv4(const Ipv4Address& ip);
+
 // "dddd:bb:dd.f" (hex; device <= 0x1f, function <= 7). `canonical` gets the lower-case form.
 bool parse_pci_addr(std::string_view text, std::string* canonical);
 
-// loop | pair | null | tap:<ifname> | shm:<name>. `error` says what is wrong.
+// loop | pair | null | tap:<ifname> | shm:<name> | fabric:<name>. `error` says what is wrong.
 bool check_wire_spec(std::string_view spec, std::string* error);
 
 // Decimal unsigned number without sign or spaces, at most `max`.

@@ -44,7 +44,8 @@ struct PortConfig {
   std::array<uint8_t, 6> mac{};
   std::string ifname;         // kernel netdev name shown in sysfs, e.g. "eth1"
   bool netdev_up = false;     // a raw QP on a port whose netdev is up fails (hw.vport_busy_errno)
-  std::string wire = "loop";  // loop | pair | null | tap:<ifname> | shm:<name> (see emu/wire)
+  std::string wire = "loop";  // loop | pair | null | tap:<ifname> | shm:<name> | fabric:<name>
+  std::array<uint8_t, 4> ipv4{};  // the port's address on a fabric wire; 0.0.0.0: none
 };
 
 struct VfConfig {
@@ -52,7 +53,7 @@ struct VfConfig {
   std::vector<PortConfig> ports;  // 1..8
   DeviceLimits limits;
   bool rx_coalescing = false;  // CQE_RX_COALESCED_4 (kernels >= 6.5) or one CQE per packet
-  bool anti_spoof = false;     // drop TX frames whose source MAC is not the port's (CQE_TX_SA_DROP)
+  bool anti_spoof = true;      // drop TX frames whose source MAC is not the port's (CQE_TX_SA_DROP)
   HwBehaviour hw;              // open behaviours (doc/hardware.md)
 };
 

@@ -56,6 +56,7 @@ DeviceImpl::DeviceImpl(const VfConfig& config, std::unique_ptr<WireSet> wires, u
     p.mac = config.ports[i].mac;
     p.netdev_up = config.ports[i].netdev_up;
     p.wire = wires_->endpoint(i);
+    p.wire_holds_rx_frames = p.wire->holds_rx_frames();
     p.vp_offset = vp_base + i;
   }
   // The largest frame sent: MTU + Ethernet header + a tag in the data + a tag inserted.
@@ -438,6 +439,7 @@ int DeviceImpl::destroy_qp(uint32_t qp_handle) {
   if (it->second.sq) {
     pd_id = it->second.sq->pd_id;
     context_id = it->second.sq->context_id;
+    send_posted_wqes(*it->second.sq);
     destroy_raw_qp(*it->second.sq);
   } else {
     pd_id = it->second.rss->pd_id;

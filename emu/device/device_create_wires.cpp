@@ -7,10 +7,10 @@
 namespace mana::emu {
 
 std::unique_ptr<Device> Device::create(const VfConfig& config) {
-  std::vector<std::string> specs;
-  for (const PortConfig& p : config.ports) specs.push_back(p.wire);
+  std::vector<WirePort> ports;
+  for (const PortConfig& p : config.ports) ports.push_back({p.wire, p.mac, p.ipv4});
   std::string error;
-  auto wires = make_wires(specs.data(), static_cast<unsigned>(specs.size()), &error);
+  auto wires = make_port_wires(ports.data(), static_cast<unsigned>(ports.size()), &error);
   if (!wires) {
     std::fprintf(stderr, "mana-emu: %s: bad wire configuration: %s\n", config.pci_addr.c_str(),
                  error.c_str());

@@ -101,6 +101,8 @@ class DeviceImpl final : public Device {
 
   // ---- TX (device_tx.cpp)
   unsigned process_sq(Sq& sq, unsigned budget);
+  // Before its QP goes away: sends the WQEs the driver already posted (see device_tx.cpp).
+  void send_posted_wqes(Sq& sq);
   CqeStatus check_and_send(Sq& sq, const WqeView& w);
   void complete_tx(Sq& sq, const WqeView& w, CqeStatus status);
 

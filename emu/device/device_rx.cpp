@@ -16,6 +16,15 @@ bool addressed_to(const uint8_t* frame, const std::array<uint8_t, 6>& mac) {
   return group || std::memcmp(frame, mac.data(), mac.size()) == 0;
 }
 
+// A flow-controlled wire keeps its frames while a queue of the port has no buffer posted; with no
+// RX queue configured the port takes them and drops them as a NIC does.
+bool can_take_frame(const Port& port) {
+  if (!port.wire_holds_rx_frames || port.rss == nullptr) return true;
+  for (const Rq* rq : port.rss->rqs)
+    if (!rq->dead && rq->pending_bu() == 0) return false;
+  return true;
+}
+
 }  // namespace
 
 bool DeviceImpl::claim_rx_wqe(Port& port, Rq& rq, RxBuffer* b) {
@@ -50,7 +59,7 @@ unsigned DeviceImpl::receive_port(Port& port, unsigned budget) {
   const uint32_t mtu_frame = config_.limits.mtu + kEthHeaderLen;
   const HwBehaviour::RxOversize oversize_rule = config_.hw.rx_oversize;
   RxBuffer direct;
-  for (; n < budget; ++n) {
+  for (; n < budget && can_take_frame(port); ++n) {
     // With one RX queue the destination is known before the frame is read: receive it straight
     // into the next posted buffer (a NIC may write posted buffers it does not complete).
     Rq* single = port.rss != nullptr && port.rss->rqs.size() == 1 ? port.rss->rqs[0] : nullptr;

@@ -1,7 +1,9 @@
 // TX data path: SQ WQEs up to the doorbell's tail -> checks of spec §6.4 -> gather -> offloads ->
 // wire -> TX CQE (spec §4.5, §4.9). Memory is read only after its SGE was checked against a live
 // MR.
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "device/cq_producer.h"
 #include "device/device_impl.h"
@@ -12,6 +14,8 @@ namespace {
 
 constexpr CqeStatus kTxOk{hw::kCqeTxOkay};
 constexpr CqeStatus kInvalidOob{hw::kCqeTxInvalidOob};
+// Not a CQE: the wire refused the frame for now; the WQE stays pending for a later pass.
+constexpr uint32_t kTxRetryLater = 0xFFFFFFFF;
 
 uint16_t vlan_tci(const hw::TxLongOob& l) {
   using L = hw::TxLongOob;
@@ -38,12 +42,31 @@ unsigned DeviceImpl::process_sq(Sq& sq, unsigned budget) {
     uint32_t dw0 = 0;
     if (w.oob_bytes >= sizeof(dw0)) std::memcpy(&dw0, w.oob, sizeof(dw0));
     const CqeStatus r = check_and_send(sq, w);
+    if (r.type == kTxRetryLater) {
+      --n;  // no progress: lets an idle device thread nap
+      break;
+    }
     sq.consumed_bu = (sq.consumed_bu + w.size_bu) & kBuMask;
     ++sq.counters.wqes;
     // A suppressed WQE that succeeds produces no CQE; errors always do (spec §4.9).
     if (r.type != hw::kCqeTxOkay || !hw::TxShortOob::SuppressCqe::get(dw0)) complete_tx(sq, w, r);
   }
   return n;
+}
+
+// A NIC sends what was posted at line rate; the device thread may lag behind, and a flow-controlled
+// wire (fabric) may be holding the SQ back. So that a stopping application loses none of the frames
+// its driver accepted, they still go out, the wire's own stall limit (and this deadline) bounding
+// the wait; this device's own ports keep receiving meanwhile.
+void DeviceImpl::send_posted_wqes(Sq& sq) {
+  drain_doorbells();
+  if (poll_doorbells_.load(std::memory_order_relaxed)) sample_doorbell_pages();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (!sq.dead && sq.pending_bu() != 0 && std::chrono::steady_clock::now() < deadline) {
+    if (process_sq(sq, kTxBudget) != 0) continue;
+    for (Port& port : ports_) receive_port(port, kRxBudget);
+    std::this_thread::yield();
+  }
 }
 
 CqeStatus DeviceImpl::check_and_send(Sq& sq, const WqeView& w) {
@@ -119,6 +142,8 @@ CqeStatus DeviceImpl::check_and_send(Sq& sq, const WqeView& w) {
   if (len > mtu_frame + (has_vlan_tag(frame) ? kVlanTagLen : 0)) return {hw::kCqeTxMtuDrop};
   if (port.wire->transmit(frame, len))
     ++port.counters.tx_frames;
+  else if (port.wire->retry_later())
+    return {kTxRetryLater};
   else
     ++port.counters.tx_wire_drops;
   ++sq.counters.packets;

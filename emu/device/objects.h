@@ -146,6 +146,7 @@ struct Port {
   std::array<uint8_t, 6> mac{};
   bool netdev_up = false;
   WireEndpoint* wire = nullptr;
+  bool wire_holds_rx_frames = false;  // wire->holds_rx_frames(), asked once
   uint32_t vp_offset = 0;
   uint32_t vport_pd = 0;  // PD owning the vPort, 0 when free
   uint32_t vport_users = 0;

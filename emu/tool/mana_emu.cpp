@@ -1,7 +1,9 @@
-// mana-emu: runs a command on emulated MANA VFs (`run`) and talks to their control channel (`ctl`).
+// mana-emu: runs a command on emulated MANA VFs (`run`), talks to their control channel (`ctl`)
+// and shows what a fabric wire did (`fabric`).
 // Usage and examples: doc/emulator.md and `mana-emu --help`.
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
@@ -14,6 +16,7 @@
 #include "tool/child_process.h"
 #include "tool/preload_path.h"
 #include "tool/run_options.h"
+#include "wire/fabric_wire.h"
 
 #ifndef MANA_EMU_LIBDIR
 #define MANA_EMU_LIBDIR "/usr/local/lib"
@@ -29,6 +32,7 @@ constexpr int kControlTimeoutMs = 10000;
 const char kUsage[] =
     R"(usage: mana-emu run [options] -- <command> [args]
        mana-emu ctl [--control PATH] <command...>
+       mana-emu fabric <name>
        mana-emu --help
 
 run: presents emulated MANA VFs (sysfs tree, libmana_emu.so preloaded) to <command>.
@@ -37,9 +41,10 @@ run: presents emulated MANA VFs (sysfs tree, libmana_emu.so preloaded) to <comma
   --ports N           ports of the current VF (1..8, default 1)
   --mac MAC           MAC of the next port of the current VF
                       (default 00:0d:3a:00:<vf>:<port+1>)
+  --ip A.B.C.D        IPv4 address of the next port of the current VF (needed on fabric wires)
   --ifname NAME       netdev name of the next port of the current VF (default eth1, eth2, ...)
-  --wire SPEC         loop | pair | null | tap:<ifname> | shm:<name>; once for all ports of the
-                      current VF or once per port (default loop)
+  --wire SPEC         loop | pair | null | tap:<ifname> | shm:<name> | fabric:<name>; once for
+                      all ports of the current VF or once per port (default loop)
   --netdev-up PORT    the kernel netdev of that port (0-based) of the current VF is up
   --doorbell MODE     trap (default, exact) | poll (fast, one SQ/RQ per context)
   --coalesce on|off   RX CQE coalescing (kernels >= 6.5), default off
@@ -47,7 +52,7 @@ run: presents emulated MANA VFs (sysfs tree, libmana_emu.so preloaded) to <comma
   --device-split      two RDMA devices per VF: manae_<n> (Ethernet) and mana_<n> (RNIC)
   --device-cpu N      pin the emulator's device thread to CPU N (benchmarks: keep it off the
                       application's forwarding cores)
-  --anti-spoof        drop TX frames whose source MAC is not the port's
+  --anti-spoof on|off drop TX frames whose source MAC is not the port's (default on, as Azure)
   --profile NAME      default | azure-2023 | azure-2025 | strict: a kernel/Azure generation's
                       limits, coalescing, device split and open behaviours (doc/hardware.md);
                       options after it override it
@@ -62,6 +67,9 @@ ctl: sends one control command to the process running the VFs ($MANA_EMU_CONTROL
   fault <vf> <port> tx|rx bad-lkey <count>
   counters <vf>                    live <vf>
   Prints the reply; exit status 0 for "ok ...", 1 otherwise.
+
+fabric: one JSON line per port of the fabric wire <name>, attached or gone (its MAC, IP and what
+  the fabric did with the frames it sent); exit status 1 when there is no such fabric.
 )";
 
 int usage_error(const std::string& message) {
@@ -132,6 +140,32 @@ int cmd_ctl(const std::vector<std::string>& args) {
   return reply == "ok" || reply.starts_with("ok ") ? 0 : 1;
 }
 
+int cmd_fabric(const std::vector<std::string>& args) {
+  if (args.size() != 1) return usage_error("fabric: needs exactly one fabric name");
+  std::vector<FabricPortCounters> ports;
+  std::string error;
+  if (!read_fabric_counters(args[0], &ports, &error)) {
+    std::fprintf(stderr, "mana-emu fabric: %s\n", error.c_str());
+    return 1;
+  }
+  for (const FabricPortCounters& c : ports) {
+    MacAddress mac;
+    std::copy(c.mac.begin(), c.mac.end(), mac.begin());
+    std::printf(
+        "{\"mac\":\"%s\",\"ip\":\"%s\",\"attached\":%s,\"delivered\":%llu,\"arp_replies\":%llu,"
+        "\"group_not_delivered\":%llu,\"unknown_ip\":%llu,\"spoofed\":%llu,"
+        "\"unroutable\":%llu,\"full_drops\":%llu}\n",
+        format_mac(mac).c_str(), format_fabric_ipv4(c.ipv4).c_str(), c.attached ? "true" : "false",
+        static_cast<unsigned long long>(c.delivered),
+        static_cast<unsigned long long>(c.arp_replies),
+        static_cast<unsigned long long>(c.group_not_delivered),
+        static_cast<unsigned long long>(c.unknown_ip), static_cast<unsigned long long>(c.spoofed),
+        static_cast<unsigned long long>(c.unroutable),
+        static_cast<unsigned long long>(c.full_drops));
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -148,5 +182,6 @@ int main(int argc, char** argv) {
   }
   if (sub == "run") return cmd_run(args);
   if (sub == "ctl") return cmd_ctl(args);
-  return usage_error("unknown command '" + sub + "' (run, ctl, --help)");
+  if (sub == "fabric") return cmd_fabric(args);
+  return usage_error("unknown command '" + sub + "' (run, ctl, fabric, --help)");
 }

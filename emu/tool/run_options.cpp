@@ -13,6 +13,7 @@ struct VfDraft {
   std::string pci = "7870:00:00.0";
   uint32_t ports = 1;
   std::vector<MacAddress> macs;
+  std::vector<Ipv4Address> ips;
   std::vector<std::string> ifnames;
   std::vector<std::string> wires;
   std::vector<uint32_t> netdev_up;
@@ -20,7 +21,7 @@ struct VfDraft {
 
 struct GlobalDraft {
   bool coalesce = false;
-  bool anti_spoof = false;
+  bool anti_spoof = true;  // as the vPort on Azure enforces the source MAC
 };
 
 MacAddress default_mac(uint32_t vf, uint32_t port) {
@@ -37,6 +38,7 @@ bool build_vf(const VfDraft& d, uint32_t index, uint32_t* next_ifname, const Glo
   };
   if (d.macs.size() > d.ports) return too_many(d.macs.size(), "--mac");
   if (d.ifnames.size() > d.ports) return too_many(d.ifnames.size(), "--ifname");
+  if (d.ips.size() > d.ports) return too_many(d.ips.size(), "--ip");
   if (d.wires.size() > 1 && d.wires.size() != d.ports) {
     *error =
         who + ": give one --wire for all ports or one per port (" + std::to_string(d.ports) + ")";
@@ -49,6 +51,7 @@ bool build_vf(const VfDraft& d, uint32_t index, uint32_t* next_ifname, const Glo
   for (uint32_t p = 0; p < d.ports; ++p) {
     PortConfig& port = vf->ports[p];
     port.mac = p < d.macs.size() ? d.macs[p] : default_mac(index, p);
+    if (p < d.ips.size()) port.ipv4 = d.ips[p];
     port.ifname = p < d.ifnames.size() ? d.ifnames[p] : "eth" + std::to_string(*next_ifname);
     ++*next_ifname;
     port.wire = d.wires.empty() ? "loop" : d.wires[d.wires.size() == 1 ? 0 : p];
@@ -108,7 +111,7 @@ bool parse_run_options(const std::vector<std::string>& args, RunOptions* out, st
       break;
     }
     const std::string name = option_name(word);
-    const bool takes_value = name != "--keep" && name != "--device-split" && name != "--anti-spoof";
+    const bool takes_value = name != "--keep" && name != "--device-split";
     std::string value;
     if (!takes_value && name != word) {
       *error = name + " takes no value";
@@ -140,6 +143,10 @@ bool parse_run_options(const std::vector<std::string>& args, RunOptions* out, st
       MacAddress mac;
       if (!parse_mac(value, &mac)) return bad("a MAC address aa:bb:cc:dd:ee:ff");
       vf.macs.push_back(mac);
+    } else if (name == "--ip") {
+      Ipv4Address ip;
+      if (!parse_ipv4(value, &ip)) return bad("an IPv4 address A.B.C.D");
+      vf.ips.push_back(ip);
     } else if (name == "--ifname") {
       vf.ifnames.push_back(value);
     } else if (name == "--wire") {
@@ -175,7 +182,8 @@ bool parse_run_options(const std::vector<std::string>& args, RunOptions* out, st
     } else if (name == "--device-split") {
       opts.config.device_split = true;
     } else if (name == "--anti-spoof") {
-      global.anti_spoof = true;
+      if (value != "on" && value != "off") return bad("on or off");
+      global.anti_spoof = value == "on";
     } else if (name == "--keep") {
       opts.keep = true;
     } else {

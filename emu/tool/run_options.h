@@ -17,10 +17,11 @@ struct RunOptions {
   std::vector<std::string> command;  // after "--"
 };
 
-// `args` are the words after "run". VF options (--ports, --mac, --ifname, --wire, --netdev-up)
-// apply to the most recent --vf; before the first --vf they apply to the first VF, whose address
-// the first --vf sets (7870:00:00.0 when there is none). --doorbell, --coalesce, --limits,
-// --device-split, --anti-spoof, --profile and --hw apply to every VF (last one wins). False with a one-line `error`.
+// `args` are the words after "run". VF options (--ports, --mac, --ip, --ifname, --wire,
+// --netdev-up) apply to the most recent --vf; before the first --vf they apply to the first VF,
+// whose address the first --vf sets (7870:00:00.0 when there is none). --doorbell, --coalesce,
+// --limits, --device-split, --anti-spoof on|off (default on), --profile and --hw apply to every VF
+// (last one wins). False with a one-line `error`.
 bool parse_run_options(const std::vector<std::string>& args, RunOptions* out, std::string* error);
 
 }  // namespace mana::emu

@@ -25,16 +25,18 @@ bool starts_with(std::string_view s, std::string_view prefix) {
 
 }  // namespace
 
-std::unique_ptr<WireSet> make_wires(const std::string* specs, unsigned count, std::string* error) {
+std::unique_ptr<WireSet> make_port_wires(const WirePort* ports, unsigned count,
+                                         std::string* error) {
   auto wires = std::make_unique<PortWires>(count);
   auto& endpoints = wires->endpoints();
+  auto spec_of = [&](unsigned port) -> const std::string& { return ports[port].spec; };
   for (unsigned port = 0; port < count; ++port) {
-    const std::string& spec = specs[port];
+    const std::string& spec = spec_of(port);
     const std::string where = "port " + std::to_string(port) + ": ";
     std::string why;
     if (spec == "pair") {
       const unsigned partner = port ^ 1u;
-      if (partner >= count || specs[partner] != "pair") {
+      if (partner >= count || spec_of(partner) != "pair") {
         *error = where + "wire 'pair' joins ports " + std::to_string(port & ~1u) + " and " +
                  std::to_string(port | 1u) + ", and both need wire 'pair'";
         return nullptr;
@@ -51,9 +53,12 @@ std::unique_ptr<WireSet> make_wires(const std::string* specs, unsigned count, st
       endpoints[port] = open_tap_endpoint(spec.substr(4), &why);
     } else if (starts_with(spec, "shm:")) {
       endpoints[port] = open_shm_endpoint(spec.substr(4), &why);
+    } else if (starts_with(spec, "fabric:")) {
+      endpoints[port] =
+          open_fabric_endpoint(spec.substr(7), ports[port].mac, ports[port].ipv4, &why);
     } else {
       *error = where + "unknown wire '" + spec +
-               "' (expected loop, pair, null, tap:<ifname> or shm:<name>)";
+               "' (expected loop, pair, null, tap:<ifname>, shm:<name> or fabric:<name>)";
       return nullptr;
     }
     if (!endpoints[port]) {
@@ -62,6 +67,12 @@ std::unique_ptr<WireSet> make_wires(const std::string* specs, unsigned count, st
     }
   }
   return wires;
+}
+
+std::unique_ptr<WireSet> make_wires(const std::string* specs, unsigned count, std::string* error) {
+  std::vector<WirePort> ports(count);
+  for (unsigned port = 0; port < count; ++port) ports[port].spec = specs[port];
+  return make_port_wires(ports.data(), count, error);
 }
 
 }  // namespace mana::emu

@@ -16,6 +16,7 @@
 
 #include "wire/endpoints.h"
 #include "wire/frame_ring.h"
+#include "wire/ofd_lock.h"
 
 namespace mana::emu {
 namespace {
@@ -34,32 +35,6 @@ struct ShmLinkHeader {
   uint32_t slot_size;
 };
 
-bool ofd_lock(int fd, off_t byte, int cmd, short type) {
-  struct flock fl {};
-  fl.l_type = type;
-  fl.l_whence = SEEK_SET;
-  fl.l_start = byte;
-  fl.l_len = 1;
-  int rc;
-  do rc = fcntl(fd, cmd, &fl);
-  while (rc < 0 && errno == EINTR);
-  return rc == 0;
-}
-bool try_lock(int fd, off_t byte) { return ofd_lock(fd, byte, F_OFD_SETLK, F_WRLCK); }
-bool wait_lock(int fd, off_t byte) { return ofd_lock(fd, byte, F_OFD_SETLKW, F_WRLCK); }
-void unlock(int fd, off_t byte) { ofd_lock(fd, byte, F_OFD_SETLK, F_UNLCK); }
-
-// Whether another open of the object holds `byte` (our own locks never conflict with us).
-bool held_by_other(int fd, off_t byte) {
-  struct flock fl {};
-  fl.l_type = F_WRLCK;
-  fl.l_whence = SEEK_SET;
-  fl.l_start = byte;
-  fl.l_len = 1;
-  if (fcntl(fd, F_OFD_GETLK, &fl) < 0) return true;  // unknown: assume in use, never reset
-  return fl.l_type != F_UNLCK;
-}
-
 uint8_t* ring_memory(void* map, int ring) {
   return static_cast<uint8_t*>(map) + kHeaderBytes + ring * kRingBytes;
 }
@@ -74,11 +49,11 @@ class ShmEndpoint final : public WireEndpoint {
 
   // The last end to leave removes the object's name, so the next user starts a fresh link.
   ~ShmEndpoint() override {
-    wait_lock(fd_, kSetupLockByte);
-    unlock(fd_, side_);
+    wait_lock_byte(fd_, kSetupLockByte);
+    unlock_byte(fd_, side_);
     struct stat st {};
     const bool still_named = fstat(fd_, &st) == 0 && st.st_nlink > 0;
-    if (still_named && !held_by_other(fd_, 1 - side_)) shm_unlink(path_.c_str());
+    if (still_named && !byte_held_by_other(fd_, 1 - side_)) shm_unlink(path_.c_str());
     munmap(map_, kLinkBytes);
     close(fd_);  // drops the setup lock
   }
@@ -111,7 +86,7 @@ std::unique_ptr<WireEndpoint> try_open(const std::string& spec, const std::strin
     close(fd);  // also drops any lock taken on it
     return nullptr;
   };
-  if (!wait_lock(fd, kSetupLockByte))
+  if (!wait_lock_byte(fd, kSetupLockByte))
     return fail(std::string("cannot lock ") + path + ": " + std::strerror(errno));
   struct stat st {};
   if (fstat(fd, &st) < 0) return fail(std::string("fstat: ") + std::strerror(errno));
@@ -121,7 +96,7 @@ std::unique_ptr<WireEndpoint> try_open(const std::string& spec, const std::strin
     return nullptr;
   }
   // Nobody attached: the object is new or left by processes that are gone. Start it afresh.
-  const bool in_use = held_by_other(fd, 0) || held_by_other(fd, 1);
+  const bool in_use = byte_held_by_other(fd, 0) || byte_held_by_other(fd, 1);
   if (!in_use && (ftruncate(fd, 0) < 0 || ftruncate(fd, kLinkBytes) < 0))
     return fail(std::string("cannot size ") + path + ": " + std::strerror(errno));
   if (in_use && static_cast<size_t>(st.st_size) != kLinkBytes)
@@ -137,13 +112,13 @@ std::unique_ptr<WireEndpoint> try_open(const std::string& spec, const std::strin
     munmap(map, kLinkBytes);
     return fail(path + " has another layout; its other end runs an incompatible emulator");
   }
-  const int side = try_lock(fd, 0) ? 0 : try_lock(fd, 1) ? 1 : -1;
+  const int side = try_lock_byte(fd, 0) ? 0 : try_lock_byte(fd, 1) ? 1 : -1;
   if (side < 0) {
     munmap(map, kLinkBytes);
     return fail("the shm link already has both ends attached");
   }
   auto endpoint = std::make_unique<ShmEndpoint>(path, fd, map, side);
-  unlock(fd, kSetupLockByte);
+  unlock_byte(fd, kSetupLockByte);
   return endpoint;
 }
 

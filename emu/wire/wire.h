@@ -1,4 +1,5 @@
-// Packet wires between emulated ports and the outside: loop, pair, null, tap:<ifname>, shm:<name>.
+// Packet wires between emulated ports and the outside: loop, pair, null, tap:<ifname>, shm:<name>,
+// fabric:<name>.
 //
 // A port's endpoint carries whole Ethernet frames (no FCS), of 1 .. 9216 bytes on loop, pair and
 // shm. The device thread is the only caller of an endpoint's transmit/receive, so endpoints need no
@@ -11,8 +12,16 @@
 //   tap:<ifname>  Linux TAP interface, created when missing and left down (needs CAP_NET_ADMIN).
 //   shm:<name>    link between two processes through /dev/shm/mana-emu-<name>: the first to open
 //                 it is side A, the second side B, a third is refused; 512 frames per direction.
+//   fabric:<name> Azure's vSwitch between any number of ports (up to 16) in any number of
+//                 processes, through /dev/shm/mana-emu-fabric-<name> (fabric_wire.h): IPv4
+//                 frames go to the port owning the destination IP with their MACs rewritten,
+//                 ARP requests are answered with the gateway MAC, other broadcast and multicast
+//                 reach no port, a spoofed source MAC is dropped. Each port needs an IPv4 address.
+//                 512 frames queued per receiving port; the fabric is flow-controlled (see
+//                 retry_later and holds_rx_frames).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -32,6 +41,21 @@ class WireEndpoint {
   virtual uint32_t receive(uint8_t* buf, uint32_t cap, uint32_t* full_len) = 0;
   // Length of the next pending frame without taking it, 0 when none.
   virtual uint32_t peek() = 0;
+  // After transmit() returned false: true when the wire only refused the frame for now (the
+  // receiving port's queue is full) and the device should offer it again on a later pass instead
+  // of counting a drop. Only flow-controlled wires (fabric) say so, and only for a bounded time.
+  virtual bool retry_later() { return false; }
+  // True when the port should take frames from this wire only while it has a buffer posted on
+  // each RX queue, leaving them queued otherwise (flow control toward the senders). Asked once,
+  // when the device is built.
+  virtual bool holds_rx_frames() const { return false; }
+};
+
+// What a wire may need to know about the port it serves (the fabric routes by MAC and IP).
+struct WirePort {
+  std::string spec;
+  std::array<uint8_t, 6> mac{};
+  std::array<uint8_t, 4> ipv4{};  // 0.0.0.0: none
 };
 
 // Builds the endpoints of `count` ports from their wire specs. `pair` joins two consecutive ports
@@ -40,6 +64,8 @@ struct WireSet {
   virtual ~WireSet() = default;
   virtual WireEndpoint* endpoint(unsigned port) = 0;
 };
+std::unique_ptr<WireSet> make_port_wires(const WirePort* ports, unsigned count, std::string* error);
+// The same for wires that need only their spec (no fabric port).
 std::unique_ptr<WireSet> make_wires(const std::string* specs, unsigned count, std::string* error);
 
 }  // namespace mana::emu

@@ -23,9 +23,11 @@ EmuConfig sample_config() {
   a.ports[1] = {{0x00, 0x0d, 0x3a, 0x00, 0x00, 0x02}, "eth2", true, "pair"};
   VfConfig b;
   b.pci_addr = "7870:00:01.0";
-  b.anti_spoof = true;
+  b.anti_spoof = false;
   b.ports.push_back({{0x02, 0xaa, 0xbb, 0xcc, 0xdd, 0xee}, "mana9", false, "tap:tap0"});
   b.ports.push_back({{0x02, 0xaa, 0xbb, 0xcc, 0xdd, 0xef}, "mana10", false, "shm:link-a"});
+  b.ports.push_back(
+      {{0x02, 0xaa, 0xbb, 0xcc, 0xdd, 0xf0}, "mana11", false, "fabric:az", {198, 18, 0, 10}});
   c.vfs = {a, b};
   return c;
 }
@@ -56,6 +58,7 @@ TEST(EmuConfig, FormatThenParseGivesTheSameConfig) {
       EXPECT_EQ(got.ports[p].ifname, want.ports[p].ifname);
       EXPECT_EQ(got.ports[p].netdev_up, want.ports[p].netdev_up);
       EXPECT_EQ(got.ports[p].wire, want.ports[p].wire);
+      EXPECT_EQ(got.ports[p].ipv4, want.ports[p].ipv4);
     }
   }
   EXPECT_EQ(format_config(parsed), text);
@@ -167,7 +170,20 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"root=/r\n" VF0 "port mac=00:0d:3a:00:00:01 ifname=eth1 mtu=9000\n",
                   "cfg:3: unknown key 'mtu'"},
         BadConfig{"root=/r\n" VF0 "port mac=00:0d:3a:00:00:01 ifname=eth1 wire=cable\n",
-                  "cfg:3: unknown wire 'cable' (loop, pair, null, tap:<ifname>, shm:<name>)"},
+                  "cfg:3: unknown wire 'cable' (loop, pair, null, tap:<ifname>, shm:<name>, "
+                  "fabric:<name>)"},
+        BadConfig{"root=/r\n" VF0 "port mac=00:0d:3a:00:00:01 ifname=eth1 wire=fabric:az\n",
+                  "cfg:3: wire fabric:az needs the port's IPv4 address (--ip A.B.C.D, or ip= in "
+                  "the port record)"},
+        BadConfig{"root=/r\n" VF0 "port mac=00:0d:3a:00:00:01 ifname=eth1 ip=198.18.0.300\n",
+                  "cfg:3: bad value '198.18.0.300' for 'ip' (expected A.B.C.D)"},
+        BadConfig{"root=/r\n" VF0
+                  "port mac=00:0d:3a:00:00:01 ifname=eth1 wire=fabric:az ip=198.18.0.1\n"
+                  "port mac=00:0d:3a:00:00:02 ifname=eth2 wire=fabric:az ip=198.18.0.1\n",
+                  "cfg:4: IP 198.18.0.1 is used by another port of fabric:az"},
+        BadConfig{"root=/r\n" VF0
+                  "port mac=00:0d:3a:00:00:01 ifname=eth1 wire=fabric:az ip=224.0.0.1\n",
+                  "cfg:3: IP 224.0.0.1 is not a unicast host address"},
         BadConfig{"root=/r\n" VF0 "port mac=00:0d:3a:00:00:01 ifname=eth1 wire=tap:\n",
                   "cfg:3: wire 'tap:': tap needs an interface name of 1..15 characters"},
         BadConfig{"root=/r\n" VF0 "port mac=00:0d:3a:00:00:01 ifname=eth1 wire=shm:a/b\n",
@@ -234,11 +250,18 @@ TEST(ValueParsers, NumbersAndWires) {
   EXPECT_FALSE(parse_uint("9", 8, &v));
   EXPECT_FALSE(parse_uint("-1", 8, &v));
   EXPECT_FALSE(parse_uint("", 8, &v));
+  Ipv4Address ip{};
+  EXPECT_TRUE(parse_ipv4("198.18.0.1", &ip));
+  EXPECT_EQ(format_ipv4(ip), "198.18.0.1");
+  for (const char* bad : {"", "198.18.0", "198.18.0.1.", "198.18.0.256", "198.18.0.0001", "a.b.c.d",
+                          "198.18..1", " 198.18.0.1"})
+    EXPECT_FALSE(parse_ipv4(bad, &ip)) << bad;
   std::string error;
-  for (const char* good : {"loop", "pair", "null", "tap:tap0", "shm:x"}) {
+  for (const char* good : {"loop", "pair", "null", "tap:tap0", "shm:x", "fabric:az"}) {
     EXPECT_TRUE(check_wire_spec(good, &error)) << good;
   }
-  for (const char* bad : {"", "Loop", "tap:", "tap:0123456789abcdef", "shm:", "shm:a b"}) {
+  for (const char* bad :
+       {"", "Loop", "tap:", "tap:0123456789abcdef", "shm:", "shm:a b", "fabric:", "fabric:a/b"}) {
     EXPECT_FALSE(check_wire_spec(bad, &error)) << bad;
   }
 }

@@ -82,7 +82,7 @@ TEST(ManaEmuRun, ChildSeesTheEnvironmentAndTheTreeWhichIsGoneAfterwards) {
   EXPECT_EQ(kv["vendor"], "0x1414");
   EXPECT_EQ(kv["driver"], "mana");
   EXPECT_EQ(kv["config"], "12");  // a comment, 5 globals, the hw line, 2 vf and 2 + 1 port records
-  EXPECT_EQ(kv["vfline"], "vf pci=7870:00:01.0 coalesce=1 anti_spoof=0");
+  EXPECT_EQ(kv["vfline"], "vf pci=7870:00:01.0 coalesce=1 anti_spoof=1");  // on by default
   EXPECT_FALSE(path_exists(root)) << "run folder not removed";
 }
 

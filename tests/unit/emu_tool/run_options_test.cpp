@@ -35,7 +35,7 @@ TEST(RunOptions, DefaultsAreOneVfWithOneLoopPort) {
   const VfConfig& vf = o.config.vfs[0];
   EXPECT_EQ(vf.pci_addr, "7870:00:00.0");
   EXPECT_FALSE(vf.rx_coalescing);
-  EXPECT_FALSE(vf.anti_spoof);
+  EXPECT_TRUE(vf.anti_spoof);  // Azure's vPort enforces the source MAC
   EXPECT_EQ(vf.limits.max_qp_wr, 256u);
   ASSERT_EQ(vf.ports.size(), 1u);
   EXPECT_EQ(format_mac(vf.ports[0].mac), "00:0d:3a:00:00:01");
@@ -72,6 +72,7 @@ TEST(RunOptions, VfOptionsApplyToTheMostRecentVf) {
                                  "2025",
                                  "--device-split",
                                  "--anti-spoof",
+                                 "off",
                                  "--keep",
                                  "--preload",
                                  "/x.so",
@@ -87,7 +88,7 @@ TEST(RunOptions, VfOptionsApplyToTheMostRecentVf) {
   const VfConfig& a = o.config.vfs[0];
   EXPECT_EQ(a.pci_addr, "7870:00:05.0");
   EXPECT_TRUE(a.rx_coalescing);
-  EXPECT_TRUE(a.anti_spoof);
+  EXPECT_FALSE(a.anti_spoof);
   EXPECT_EQ(a.limits.max_cqe, 2048u);
   ASSERT_EQ(a.ports.size(), 2u);
   EXPECT_EQ(a.ports[0].wire, "pair");
@@ -112,6 +113,18 @@ TEST(RunOptions, VfOptionsApplyToTheMostRecentVf) {
   EXPECT_TRUE(b.rx_coalescing);
 }
 
+TEST(RunOptions, IpPerPortOfTheCurrentVf) {
+  const RunOptions o =
+      parse_ok({"--vf", "7870:00:00.0", "--ports", "2", "--wire", "fabric:az", "--ip", "198.18.0.1",
+                "--ip=198.18.0.2", "--vf", "7870:00:01.0", "--wire", "fabric:az", "--ip",
+                "198.18.0.3", "--anti-spoof", "on", "--", "x"});
+  ASSERT_EQ(o.config.vfs.size(), 2u);
+  EXPECT_EQ(format_ipv4(o.config.vfs[0].ports[0].ipv4), "198.18.0.1");
+  EXPECT_EQ(format_ipv4(o.config.vfs[0].ports[1].ipv4), "198.18.0.2");
+  EXPECT_EQ(format_ipv4(o.config.vfs[1].ports[0].ipv4), "198.18.0.3");
+  EXPECT_TRUE(o.config.vfs[1].anti_spoof);
+}
+
 TEST(RunOptions, ErrorsAreOneClearLine) {
   EXPECT_EQ(parse_error({"--mac", "00:0d:3a:00:00", "--", "x"}),
             "--mac '00:0d:3a:00:00': expected a MAC address aa:bb:cc:dd:ee:ff");
@@ -122,7 +135,16 @@ TEST(RunOptions, ErrorsAreOneClearLine) {
   EXPECT_EQ(parse_error({"--vf", "bogus", "--", "x"}),
             "--vf 'bogus': expected a PCI address dddd:bb:dd.f");
   EXPECT_EQ(parse_error({"--wire", "fiber", "--", "x"}),
-            "--wire: unknown wire 'fiber' (loop, pair, null, tap:<ifname>, shm:<name>)");
+            "--wire: unknown wire 'fiber' (loop, pair, null, tap:<ifname>, shm:<name>, "
+            "fabric:<name>)");
+  EXPECT_EQ(parse_error({"--anti-spoof", "--", "x"}), "--anti-spoof '--': expected on or off");
+  EXPECT_EQ(parse_error({"--ip", "198.18.0", "--", "x"}),
+            "--ip '198.18.0': expected an IPv4 address A.B.C.D");
+  EXPECT_EQ(parse_error({"--wire", "fabric:az", "--", "x"}),
+            "--vf 7870:00:00.0 port 0: wire fabric:az needs the port's IPv4 address (--ip "
+            "A.B.C.D, or ip= in the port record)");
+  EXPECT_EQ(parse_error({"--ip", "198.18.0.1", "--ip", "198.18.0.2", "--", "x"}),
+            "--vf 7870:00:00.0: 2 --ip for 1 port(s)");
   EXPECT_EQ(parse_error({"--wire", "pair", "--", "x"}),
             "--vf 7870:00:00.0 port 0: wire pair joins ports 0 and 1 of a VF: both need "
             "wire=pair");

@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""The fabric wire (Azure's vSwitch: delivery by destination IP, MAC rewrite, anti-spoofing) with
+the command lines Azure's test suite and documentation use: txonly with --tx-ip and no --eth-peer.
+
+LISA (microsoft/lisa, lisa/microsoft/testsuites/dpdk/dpdkutil.py generate_send_receive_run_info and
+dpdktestpmd.py generate_testpmd_command, mirror commit 66df42e2) runs, for MANA with mana_ib:
+  sender:   testpmd -l 1-2 --vdev="net_vdev_netvsc0,mac=<M>" --vdev="<pci>,mac=<M>"
+            --log-level netvsc,debug -- --forward-mode=txonly -a --stats-period 2 --nb-cores=1
+            --tx-ip=<sender ip>,<receiver ip> --txd=256 --rxd=256 --stats 2
+  receiver: the same with --forward-mode=rxonly and without --tx-ip
+(one queue: generate_send_receive_run_info's default; --txonly-multi-flow only for DPDK > 23.07).
+"""
+
+import json
+import os
+import subprocess
+
+import harness
+from harness import MANA_EMU, PMD, Program, emu_ctl, emu_mac, expect, parse_forward_stats
+
+SENDER = {"pci": "7870:00:00.0", "mac": "00:0d:3a:00:0a:01", "ip": "198.18.0.1"}
+RECEIVER = {"pci": "7870:00:01.0", "mac": "00:0d:3a:00:0b:01", "ip": "198.18.0.2"}
+
+
+def fabric_ports(name):
+    """`mana-emu fabric <name>`: {mac: counters} of every port the fabric has seen."""
+    out = subprocess.run([MANA_EMU, "fabric", name], capture_output=True, text=True, timeout=30)
+    if out.returncode != 0:
+        raise harness.Failure(f"mana-emu fabric {name}: {out.stdout}{out.stderr}")
+    ports = [json.loads(line) for line in out.stdout.splitlines()]
+    return {p["mac"]: p for p in ports}
+
+
+def lisa_testpmd(nic, fabric, prefix, mode_args):
+    # Adapted from LISA's line, only where this machine differs: 2 cores (-l 0-1 instead of 1-2),
+    # hugepage memory kept small and separate per process (--file-prefix, -m 256, --huge-unlink),
+    # and the driver loaded as a plugin (-d: Debian's DPDK has no net_mana).
+    eal = ["-l", "0-1", "--vdev", f"net_vdev_netvsc0,mac={nic['mac']}",
+           "--vdev", f"{nic['pci']},mac={nic['mac']}", "--log-level", "netvsc,debug",
+           "--file-prefix", prefix, "-m", "256", "--huge-unlink", "-d", PMD]
+    testpmd = ["--", *mode_args[:1], "-a", "--stats-period", "2", "--nb-cores=1", *mode_args[1:],
+               "--txd=256", "--rxd=256", "--stats", "2"]
+    return Program([MANA_EMU, "run", "--vf", nic["pci"], "--mac", nic["mac"], "--ip", nic["ip"],
+                    "--wire", f"fabric:{fabric}", "--", "dpdk-testpmd", *eal, *testpmd])
+
+
+def receiver_rx_packets(p, start):
+    """RX-packets of the first periodic NIC statistics block printed from line `start` on, and the
+    line after it."""
+    p.wait_for(r"NIC statistics for port 0", timeout=30, start=start)
+    m = p.wait_for(r"RX-packets:\s+(\d+)", timeout=30, start=p.last_index)
+    return int(m.group(1)), p.last_index + 1
+
+
+def test_lisa_send_receive_two_processes():
+    fabric = f"lisa-{os.getpid()}"
+    rcv = lisa_testpmd(RECEIVER, fabric, "mana-lisa-rcv", ["--forward-mode=rxonly"])
+    rcv.wait_for(r"rxonly packet forwarding", timeout=60)
+    snd = lisa_testpmd(SENDER, fabric, "mana-lisa-snd",
+                       ["--forward-mode=txonly", f"--tx-ip={SENDER['ip']},{RECEIVER['ip']}"])
+    snd.wait_for(r"txonly packet forwarding", timeout=60)
+    line = 0
+    while True:  # some traffic first: each stats block (every 2 s) is one step of this wait
+        rx, line = receiver_rx_packets(rcv, line)
+        if rx >= 200000:
+            break
+    expect(snd.stop() == 0, "sender failed", snd)
+    sent = parse_forward_stats(snd.output())[0]["TX-packets"]
+    expect(sent >= 200000, f"sender sent only {sent}", snd)
+    # The receiver must count every frame the sender handed to its driver: wait until its counter
+    # reaches that number or stops moving (two equal stats blocks in a row, 2 s apart).
+    last = None
+    while True:
+        rx, line = receiver_rx_packets(rcv, line)
+        if rx == sent or rx == last:
+            break
+        last = rx
+    ports = fabric_ports(fabric)
+    drops = emu_ctl(rcv, "counters", "0")
+    expect(rcv.stop() == 0, "receiver failed", rcv)
+    got = parse_forward_stats(rcv.output())[0]
+    expect(got["RX-packets"] == sent, f"sender TX-packets {sent}, receiver RX-packets {got}", rcv)
+    s = ports[SENDER["mac"]]
+    expect(s["delivered"] == sent and all(s[k] == 0 for k in
+           ("unknown_ip", "spoofed", "unroutable", "full_drops", "group_not_delivered")),
+           f"fabric counters of the sender: {s}", rcv)
+    port = json.loads(drops.split(" ", 1)[1])["ports"][0]
+    expect(port["rx_no_wqe_drops"] == 0 and port["rx_filtered"] == 0 and port["rx_frames"] == sent,
+           f"receiver's vPort: {port}", rcv)
+
+
+def test_azure_txonly_tx_ip_between_two_ports_of_one_process():
+    # Azure's documented line (dpdk-testpmd -l 1-3 --vdev="$BUS_INFO,mac=$MANA_MAC" --
+    # --forward-mode=txonly --auto-start --txd=128 --rxd=128 --stats 2) with --tx-ip towards the
+    # VF's second port and no --eth-peer: the frames go to the default peer MAC, the fabric
+    # delivers them by IP. Port 1 is not started, so its vPort takes and drops them.
+    fabric = f"azure-{os.getpid()}"
+    p = Program([MANA_EMU, "run", "--ports", "2", "--wire", f"fabric:{fabric}", "--ip", "198.18.1.1",
+                 "--ip", "198.18.1.2", "--", "dpdk-testpmd", "-l", "0-1",
+                 f"--vdev={harness.EMU_BDF},mac={emu_mac(0)}", "--file-prefix", "mana-azure-fabric",
+                 "-m", "256", "--huge-unlink", "-d", PMD, "--", "--forward-mode=txonly",
+                 "--auto-start", "--txd=128", "--rxd=128", "--stats", "2",
+                 "--tx-ip=198.18.1.1,198.18.1.2"])
+    p.wait_for(r"Tx-pps:\s+[1-9]", timeout=60)
+    ports = fabric_ports(fabric)
+    port1 = json.loads(emu_ctl(p, "counters", "0").split(" ", 1)[1])["ports"][1]
+    expect(p.stop() == 0, "testpmd failed", p)
+    s = ports[emu_mac(0)]
+    expect(s["delivered"] > 0 and s["unknown_ip"] == 0 and s["spoofed"] == 0,
+           f"fabric counters of port 0: {s}", p)
+    expect(port1["rx_frames"] > 0, f"port 1 got nothing from the fabric: {port1}", p)
+
+
+if __name__ == "__main__":
+    harness.main([test_lisa_send_receive_two_processes,
+                  test_azure_txonly_tx_ip_between_two_ports_of_one_process])
