@@ -152,8 +152,7 @@ uint16_t rx_burst(void* queue, rte_mbuf** pkts, uint16_t nb_pkts) {
   unsigned good;
   const unsigned budget = nb_pkts < kMaxRxBurst ? nb_pkts : kMaxRxBurst;
   const unsigned n = collect(q, done, budget, &good);
-  const ProcessPrivate& pp = process_private_of(q.port_id);
-  if (cq_doorbell_due(q.cq)) ring_cq_doorbell(pp.db_page, q.cq, false);
+  if (cq_doorbell_due(q.cq)) ring_cq_doorbell(process_private_of(q.port_id).db_page, q.cq, false);
   if (n == 0) return 0;
 
   // Replacement buffers; a packet without one is dropped and its mbuf stays in the ring.
@@ -168,6 +167,7 @@ uint16_t rx_burst(void* queue, rte_mbuf** pkts, uint16_t nb_pkts) {
     }
   }
 
+  const ProcessPrivate& pp = process_private_of(q.port_id);
   RxMeta meta;
   decode_meta<kChecksum, kRssHash, kVlanStrip>(0, &meta);
   uint16_t out = 0;
