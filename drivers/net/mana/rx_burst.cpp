@@ -182,7 +182,7 @@ uint16_t rx_burst(void* queue, rte_mbuf** pkts, uint16_t nb_pkts) {
           hw::RxPacketInfo::Length::get(done[i].cqe->rx_packet(done[i].packet).dw0);
       fill_mbuf<kChecksum, kRssHash, kVlanStrip>(q, m, *done[i].cqe, done[i].packet, len, &meta);
       pkts[out++] = m;
-      bytes += m->pkt_len;
+      bytes += kVlanStrip ? len : m->pkt_len;  // a re-inserted tag is part of the packet
       repost = fresh[used++];
     }
     post_rx_buffer(q, repost, rx_buffer_lkey(q, repost, pp.registrar));

@@ -19,7 +19,8 @@ using hw::Cqe;
 // the completion consumed no WQE at all (0 packets), as the Linux driver's mana_process_rx_cqe
 // treats it (doc/hardware.md §4.7).
 inline unsigned rx_cqe_packets(const Cqe& cqe) {
-  unsigned n = 0;
+  if (hw::RxPacketInfo::Length::get(cqe.rx_packet(0).dw0) == 0) return 0;
+  unsigned n = 1;
   while (n < Cqe::kRxMaxPackets && hw::RxPacketInfo::Length::get(cqe.rx_packet(n).dw0) != 0) n++;
   return n;
 }

@@ -97,7 +97,9 @@ uint16_t tx_burst(void* queue, rte_mbuf** pkts, uint16_t nb_pkts) {
       set_tx_long_format(oob.s);
       oob.l.dw2 = make_tx_vlan_dw2(m->vlan_tci);
     }
-    last_oob = post_wqe(q.sq, &oob, oob_size, sgl, nseg);
+    // Two calls so that each copies a constant-size OOB (no memcpy call per packet).
+    last_oob = oob_size == hw::kShortOobSize ? post_wqe(q.sq, &oob, hw::kShortOobSize, sgl, nseg)
+                                             : post_wqe(q.sq, &oob, hw::kLongOobSize, sgl, nseg);
     q.descs[q.desc_head & q.desc_mask] = TxDesc{m, static_cast<uint16_t>(bu), 1};
     q.desc_head++;
     bytes += m->pkt_len;
