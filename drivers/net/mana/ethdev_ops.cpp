@@ -163,7 +163,7 @@ int dev_start(rte_eth_dev* dev) {
   static_cast<ProcessPrivate*>(dev->process_private)->db_page = priv->db_page;
   rte_wmb();
   dev->rx_pkt_burst = select_rx_burst(dev->data->dev_conf.rxmode.offloads);
-  dev->tx_pkt_burst = select_tx_burst(dev->data->dev_conf.txmode.offloads);
+  dev->tx_pkt_burst = select_port_tx_burst(dev);
   for (uint16_t i = 0; i < dev->data->nb_rx_queues; i++)
     dev->data->rx_queue_state[i] = RTE_ETH_QUEUE_STATE_STARTED;
   for (uint16_t i = 0; i < dev->data->nb_tx_queues; i++)

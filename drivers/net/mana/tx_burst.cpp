@@ -41,7 +41,8 @@ inline rte_mempool* data_pool(const rte_mbuf* seg) {
   return rte_mbuf_from_indirect(const_cast<rte_mbuf*>(seg))->pool;
 }
 
-template <bool kChecksum, bool kMultiSeg, bool kVlan>
+// kMaybeLongOob: some queue of the port has a vPort offset above 255 (long OOB on every WQE).
+template <bool kChecksum, bool kMultiSeg, bool kVlan, bool kMaybeLongOob>
 uint16_t tx_burst(void* queue, rte_mbuf** pkts, uint16_t nb_pkts) {
   TxQueue& q = *static_cast<TxQueue*>(queue);
   tx_reclaim(q);
@@ -58,8 +59,11 @@ uint16_t tx_burst(void* queue, rte_mbuf** pkts, uint16_t nb_pkts) {
       break;
     }
     const bool vlan = kVlan && (m->ol_flags & RTE_MBUF_F_TX_VLAN);
-    const uint32_t oob_size = vlan ? hw::kLongOobSize : q.oob.oob_size;
-    const uint32_t bu = hw::wqe_size_bu(oob_size, nseg);
+    // Constant OOB sizes in each arm keep the size arithmetic and the OOB copy free of runtime
+    // lengths (no memcpy call per packet).
+    const bool long_oob = vlan || (kMaybeLongOob && q.oob.oob_size != hw::kShortOobSize);
+    const uint32_t bu = long_oob ? hw::wqe_size_bu(hw::kLongOobSize, nseg)
+                                 : hw::wqe_size_bu(hw::kShortOobSize, nseg);
     if (q.desc_head - q.desc_tail > q.desc_mask || wq_free_bu(q.sq) < bu) {
       q.stats.ring_full++;
       break;
@@ -92,14 +96,16 @@ uint16_t tx_burst(void* queue, rte_mbuf** pkts, uint16_t nb_pkts) {
       oob.s = hw::TxShortOob{q.oob.dw0, q.oob.dw1};
     }
     set_tx_suppress(oob.s, true);
-    oob.l = hw::TxLongOob{0, q.oob.long_dw3, 0, 0};  // read only when oob_size says long
-    if (vlan) {
-      set_tx_long_format(oob.s);
-      oob.l.dw2 = make_tx_vlan_dw2(m->vlan_tci);
+    if (long_oob) {
+      oob.l = hw::TxLongOob{0, q.oob.long_dw3, 0, 0};
+      if (vlan) {
+        set_tx_long_format(oob.s);
+        oob.l.dw2 = make_tx_vlan_dw2(m->vlan_tci);
+      }
+      last_oob = post_wqe(q.sq, &oob, hw::kLongOobSize, sgl, nseg);
+    } else {
+      last_oob = post_wqe(q.sq, &oob.s, hw::kShortOobSize, sgl, nseg);
     }
-    // Two calls so that each copies a constant-size OOB (no memcpy call per packet).
-    last_oob = oob_size == hw::kShortOobSize ? post_wqe(q.sq, &oob, hw::kShortOobSize, sgl, nseg)
-                                             : post_wqe(q.sq, &oob, hw::kLongOobSize, sgl, nseg);
     q.descs[q.desc_head & q.desc_mask] = TxDesc{m, static_cast<uint16_t>(bu), 1};
     q.desc_head++;
     bytes += m->pkt_len;
@@ -153,18 +159,29 @@ uint32_t tx_reclaim(TxQueue& q) {
 
 uint16_t tx_burst_stopped(void*, rte_mbuf**, uint16_t) { return 0; }
 
-eth_tx_burst_t select_tx_burst(uint64_t tx_offloads) {
+eth_tx_burst_t select_tx_burst(uint64_t tx_offloads, bool long_oob) {
   constexpr uint64_t kCsum =
       RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_TCP_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM;
   const bool csum = tx_offloads & kCsum;
   const bool multi = tx_offloads & RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
   const bool vlan = tx_offloads & RTE_ETH_TX_OFFLOAD_VLAN_INSERT;
-  static constexpr eth_tx_burst_t table[8] = {
-      tx_burst<false, false, false>, tx_burst<false, false, true>, tx_burst<false, true, false>,
-      tx_burst<false, true, true>,   tx_burst<true, false, false>, tx_burst<true, false, true>,
-      tx_burst<true, true, false>,   tx_burst<true, true, true>,
-  };
-  return table[(csum ? 4 : 0) | (multi ? 2 : 0) | (vlan ? 1 : 0)];
+#define MANA_TX_BURSTS(l)                                              \
+  tx_burst<false, false, false, l>, tx_burst<false, false, true, l>,   \
+      tx_burst<false, true, false, l>, tx_burst<false, true, true, l>, \
+      tx_burst<true, false, false, l>, tx_burst<true, false, true, l>, \
+      tx_burst<true, true, false, l>, tx_burst<true, true, true, l>
+  static constexpr eth_tx_burst_t table[16] = {MANA_TX_BURSTS(false), MANA_TX_BURSTS(true)};
+#undef MANA_TX_BURSTS
+  return table[(long_oob ? 8 : 0) | (csum ? 4 : 0) | (multi ? 2 : 0) | (vlan ? 1 : 0)];
+}
+
+eth_tx_burst_t select_port_tx_burst(const rte_eth_dev* dev) {
+  bool long_oob = false;
+  for (uint16_t i = 0; i < dev->data->nb_tx_queues; i++) {
+    const auto* q = static_cast<const TxQueue*>(dev->data->tx_queues[i]);
+    if (q != nullptr && q->oob.oob_size != hw::kShortOobSize) long_oob = true;
+  }
+  return select_tx_burst(dev->data->dev_conf.txmode.offloads, long_oob);
 }
 
 }  // namespace mana

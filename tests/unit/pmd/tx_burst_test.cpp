@@ -247,7 +247,7 @@ TEST_F(TxBurstTest, LongVportOffsetMakesEveryWqeLong) {
   q_.sq.capacity_bu = 64;  // room for 32 such WQEs
   std::vector<rte_mbuf*> pkts;
   for (int i = 0; i < 40; i++) pkts.push_back(packet());
-  ASSERT_EQ(tx(plain_, pkts), 32);
+  ASSERT_EQ(tx(select_tx_burst(0, true), pkts), 32);
   EXPECT_EQ(q_.stats.ring_full, 1u);
   EXPECT_EQ(q_.sq.head_bu, 64u);
   for (uint32_t bu = 0; bu < 64; bu += 2) {
@@ -264,13 +264,29 @@ TEST_F(TxBurstTest, LongVportOffsetMakesEveryWqeLong) {
   tagged->ol_flags = RTE_MBUF_F_TX_VLAN;
   tagged->vlan_tci = 7;
   std::vector<rte_mbuf*> one{tagged};
-  ASSERT_EQ(tx(select_tx_burst(RTE_ETH_TX_OFFLOAD_VLAN_INSERT), one), 1);
+  ASSERT_EQ(tx(select_tx_burst(RTE_ETH_TX_OFFLOAD_VLAN_INSERT, true), one), 1);
   uint32_t dw2, dw3;
   std::memcpy(&dw2, sq_mem_.p + 64 * 32 + 8 + 8, 4);
   std::memcpy(&dw3, sq_mem_.p + 64 * 32 + 8 + 12, 4);
   EXPECT_EQ(hw::TxLongOob::Vid::get(dw2), 7u);
   EXPECT_EQ(hw::TxLongOob::LongVportOffset::get(dw3), 300u);
   for (size_t i = 32; i < pkts.size(); i++) rte_pktmbuf_free(pkts[i]);
+}
+
+// The port's burst function is chosen from its queues' templates: a long one gets the variant that
+// sends long OOBs (the all-short variant would truncate the offset again).
+TEST_F(TxBurstTest, PortBurstFollowsTheQueuesOobFormat) {
+  q_.oob = make_tx_oob_template(kCqId, kSqId, 300);
+  void* queues[1] = {&q_};
+  rte_eth_dev_data data{};
+  data.tx_queues = queues;
+  data.nb_tx_queues = 1;
+  rte_eth_dev dev{};
+  dev.data = &data;
+  std::vector<rte_mbuf*> pkts{packet()};
+  ASSERT_EQ(tx(select_port_tx_burst(&dev), pkts), 1);
+  EXPECT_EQ(header_at(0).oob_bytes(), 24u);
+  EXPECT_EQ(q_.sq.head_bu, 2u);
 }
 
 // doc/hardware.md §4.5: an unarmed CQ doorbell once 4 wraps' worth of TX CQEs were consumed.
