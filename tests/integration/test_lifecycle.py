@@ -91,6 +91,14 @@ def test_netdev_up_is_named_with_the_fix():
     p.stop()
 
 
+def test_rx_only_port_is_refused_with_the_fix():
+    # The TX raw QP configures the vPort; without one the RSS QP of the RX queues cannot exist.
+    p = testpmd_on_emu(["--ports", "1"], "mana-rxonly-port",
+                       ["--forward-mode=rxonly", "--rxq=1", "--txq=0", "--auto-start"])
+    p.wait_for(r"port 0: 0 TX queues: .*configure at least 1 TX queue")
+    p.stop()
+
+
 def test_mac_not_found_lists_the_macs():
     wrong = "00:11:22:33:44:55"
     p = testpmd_on_emu(["--ports", "2"], "mana-nomac", ["--stats-period", "1"],
@@ -103,4 +111,4 @@ def test_mac_not_found_lists_the_macs():
 if __name__ == "__main__":
     harness.main([test_stop_start_and_reconfigure_leak_nothing,
                   test_mempool_exhaustion_is_counted_and_loses_nothing, test_netdev_up_is_named_with_the_fix,
-                  test_mac_not_found_lists_the_macs])
+                  test_rx_only_port_is_refused_with_the_fix, test_mac_not_found_lists_the_macs])

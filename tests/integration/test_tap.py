@@ -128,25 +128,48 @@ def test_checksum_offload_on_the_wire_and_bad_rx_checksums():
 
 
 def test_vlan_strip_and_insert():
-    # mac forwarding (io does not apply testpmd's tx_vlan) back out of the same port.
+    # mac forwarding back out of the same port.
     p = tap_testpmd("mana-vlan", ["--forward-mode=mac", "--port-topology=loop"])
-    for cmd in ("port stop 0", "tx_vlan set 0 200", "port start 0", "set verbose 1"):
-        p.send(cmd)
+    p.send("set verbose 1")
     p.send("start")
     p.wait_for(FORWARDING_STARTED)
-    capture = Capture(TAP, lambda f: f.haslayer(Raw) and bytes(f[Raw]).startswith(b"vlan")
-                      and f[Ether].src.lower() == PORT_MAC)
     tagged = Ether(src="02:00:00:00:00:07", dst=PORT_MAC) / Dot1Q(vlan=100, prio=5) / \
         IP(src="198.18.0.1", dst="198.18.0.2") / UDP(sport=7, dport=7) / Raw(b"vlan-in")
+    received = r"src=02:00:00:00:00:07 .* type=0x([0-9a-f]+) .* length=(\d+) .*VLAN tci=0x([0-9a-f]+)"
+
+    def frames_back():
+        return Capture(TAP, lambda f: f.haslayer(Raw) and bytes(f[Raw]).startswith(b"vlan")
+                       and f[Ether].src.lower() == PORT_MAC)
+
+    # RX without VLAN_STRIP: the NIC strips the tag and reports the VID only (spec §4.10); the
+    # driver puts the tag back into the data (PCP 0), as DPDK's semantics want, and it goes back
+    # out with the frame.
+    capture = frames_back()
     sendp([tagged] * 4, iface=TAP)
-    # RX: the NIC strips the tag and reports the VID (spec §4.10: no PCP in the CQE).
-    m = p.wait_for(r"src=02:00:00:00:00:07 .* length=(\d+) .*VLAN tci=0x([0-9a-f]+)")
-    expect(int(m.group(1)) == len(tagged) - 4 and int(m.group(2), 16) == 100,
-           f"stripped frame: length {m.group(1)}, tci {m.group(2)}", p)
-    # TX: testpmd asks for VID 200 on everything it sends back; the NIC inserts it.
+    m = p.wait_for(received)
+    expect(m.group(1) == "8100" and int(m.group(2)) == len(tagged) and int(m.group(3), 16) == 100,
+           f"frame with the tag put back: type {m.group(1)}, length {m.group(2)}, tci {m.group(3)}", p)
     capture.wait_for(4)
     out = capture.stop()
-    expect(len(out) == 4 and all(f.haslayer(Dot1Q) and f[Dot1Q].vlan == 200 for f in out),
+    expect(len(out) == 4 and all(f[Dot1Q].vlan == 100 and f[Dot1Q].prio == 0 for f in out),
+           f"frames back on the wire: {[f.summary() for f in out]}", p)
+
+    # With VLAN_STRIP the tag stays out of the data and the mbuf says so; testpmd asks for VID 200
+    # on everything it sends back and the NIC inserts it.
+    for cmd in ("stop", "port stop 0", "port config 0 rx_offload vlan_strip on", "tx_vlan set 0 200",
+                "port start 0"):
+        p.send(cmd)
+    p.send("start")
+    p.wait_for(FORWARDING_STARTED, start=p.last_index + 1)
+    capture = frames_back()
+    sendp([tagged] * 4, iface=TAP)
+    m = p.wait_for(received, start=p.last_index + 1)
+    expect(m.group(1) == "0800" and int(m.group(2)) == len(tagged) - 4 and int(m.group(3), 16) == 100,
+           f"stripped frame: type {m.group(1)}, length {m.group(2)}, tci {m.group(3)}", p)
+    capture.wait_for(4)
+    out = capture.stop()
+    expect(len(out) == 4 and all(f[Dot1Q].vlan == 200 and not f[Dot1Q].payload.haslayer(Dot1Q)
+                                 for f in out),
            f"frames back on the wire: {[f.summary() for f in out]}", p)
     p.send("quit")
     expect(p.finish() == 0, "testpmd failed", p)

@@ -8,7 +8,15 @@
 namespace mana {
 
 eth_rx_burst_t select_rx_burst(uint64_t rx_offloads);
-eth_tx_burst_t select_tx_burst(uint64_t tx_offloads);
+// `long_oob`: some TX queue's OOB template is long (vPort offset above 255); a burst chosen without
+// it sends short OOBs only.
+eth_tx_burst_t select_tx_burst(uint64_t tx_offloads, bool long_oob = false);
+// The TX burst for a started port: its offloads and its queues' OOB templates.
+eth_tx_burst_t select_port_tx_burst(const rte_eth_dev* dev);
+
+// rte_eth_tx_prepare: validates offload requests and writes the L4 pseudo-header seeds. Returns the
+// number of good packets; rte_errno is EINVAL or ENOTSUP for the first bad one.
+uint16_t tx_prepare(void* queue, rte_mbuf** pkts, uint16_t n);
 
 // Installed while the port is stopped: receive and send nothing.
 uint16_t rx_burst_stopped(void* queue, rte_mbuf** pkts, uint16_t n);

@@ -47,6 +47,15 @@ int dev_configure(rte_eth_dev* dev) {
                   priv->port_id, nb_rxq, max_rx_queues(priv->caps));
     return -EINVAL;
   }
+  // Only raw-QP (TX queue) creation configures the vPort; recent kernels refuse the RSS QP of the
+  // RX queues with EINVAL unless a raw QP exists on the same PD and port (doc/hardware.md §2.4).
+  if (nb_txq == 0) {
+    MANA_INIT_LOG(ERR,
+                  "port %u: 0 TX queues: the NIC's vPort is configured by TX queue creation, so "
+                  "an RX-only port cannot start: configure at least 1 TX queue (it may stay idle)",
+                  priv->port_id);
+    return -EINVAL;
+  }
   if (nb_txq > max_tx_queues(priv->caps)) {
     MANA_INIT_LOG(ERR, "port %u: %u TX queues: the device has at most %u", priv->port_id, nb_txq,
                   max_tx_queues(priv->caps));
@@ -143,6 +152,7 @@ bool all_queues_set_up(rte_eth_dev* dev) {
 int dev_start(rte_eth_dev* dev) {
   PortPriv* priv = priv_of(dev);
   if (!all_queues_set_up(dev)) return -EINVAL;
+  // TX first: the raw QPs configure the vPort that the RSS QP of the RX queues needs.
   if (int rc = tx_queues_start(dev); rc != 0) return rc;
   if (dev->data->nb_rx_queues != 0) {
     if (int rc = rx_queues_start(dev); rc != 0) {
@@ -153,7 +163,7 @@ int dev_start(rte_eth_dev* dev) {
   static_cast<ProcessPrivate*>(dev->process_private)->db_page = priv->db_page;
   rte_wmb();
   dev->rx_pkt_burst = select_rx_burst(dev->data->dev_conf.rxmode.offloads);
-  dev->tx_pkt_burst = select_tx_burst(dev->data->dev_conf.txmode.offloads);
+  dev->tx_pkt_burst = select_port_tx_burst(dev);
   for (uint16_t i = 0; i < dev->data->nb_rx_queues; i++)
     dev->data->rx_queue_state[i] = RTE_ETH_QUEUE_STATE_STARTED;
   for (uint16_t i = 0; i < dev->data->nb_tx_queues; i++)
@@ -250,6 +260,7 @@ const eth_dev_ops* secondary_dev_ops() { return &kSecondaryOps; }
 
 uint32_t max_desc_of(const DeviceCaps& caps) {
   uint32_t m = RTE_MIN(caps.max_qp_wr, caps.max_cqe);
+  if (caps.provider_max_wr != 0) m = RTE_MIN(m, caps.provider_max_wr);
   m = RTE_MIN(m, static_cast<uint32_t>(UINT16_MAX));
   return RTE_ALIGN_FLOOR(m, kDescAlign);
 }

@@ -59,7 +59,15 @@ struct CompletionQueue {
   uint8_t log2_count = 0;
   uint32_t head = 0;  // free-running consumer index, starts at count (spec §4.5)
   uint32_t id = 0;
+  uint32_t doorbell_head = 0;  // `head` when the last CQ doorbell was rung
 };
+
+// A CQ of `count` (a power of two) entries as the consumer starts it.
+inline CompletionQueue make_completion_queue(hw::Cqe* ring, uint32_t count, uint32_t id) {
+  const uint32_t head = hw::cq_initial_head(count);
+  return CompletionQueue{ring, count - 1, static_cast<uint8_t>(__builtin_ctz(count)),
+                         head, id,        head};
+}
 
 enum class CqPoll { kEmpty, kValid, kOverflow };
 
@@ -93,6 +101,22 @@ inline void ring_sq_doorbell(void* db_page, const WorkQueue& sq) {
 inline void ring_rq_doorbell(void* db_page, const WorkQueue& rq) {
   ring_doorbell(db_page, hw::kRqDoorbellOffset,
                 hw::rq_doorbell(rq.id, rq.head_bu * hw::kBasicUnit));
+}
+
+// The CQ doorbell carries the consumer index modulo count * 8 (the owner-bit space, spec §4.8).
+inline void ring_cq_doorbell(void* db_page, CompletionQueue& cq, bool arm) {
+  const uint32_t index_space = (cq.mask + 1) * (hw::kOwnerMask + 1);
+  ring_doorbell(db_page, hw::kCqDoorbellOffset,
+                hw::cq_doorbell(cq.id, cq.head & (index_space - 1), arm));
+  cq.doorbell_head = cq.head;
+}
+
+// The NIC needs a CQ doorbell at least every 8 wraps of a CQ even when nobody arms it; like the
+// Linux driver we ring one (unarmed) once 4 wraps' worth of CQEs were consumed since the last one
+// (doc/hardware.md §4.8). Checked once per burst, so the cost is one compare per burst.
+inline constexpr uint32_t kCqWrapsPerDoorbell = 4;
+inline bool cq_doorbell_due(const CompletionQueue& cq) {
+  return cq.head - cq.doorbell_head >= (cq.mask + 1) * kCqWrapsPerDoorbell;
 }
 
 constexpr bool is_pow2(uint32_t v) { return v != 0 && (v & (v - 1)) == 0; }

@@ -99,11 +99,11 @@ void install_bursts(uint16_t port_id, bool started) {
   rte_eth_dev* dev = &rte_eth_devices[port_id];
   dev->rx_pkt_burst =
       started ? select_rx_burst(dev->data->dev_conf.rxmode.offloads) : rx_burst_stopped;
-  dev->tx_pkt_burst =
-      started ? select_tx_burst(dev->data->dev_conf.txmode.offloads) : tx_burst_stopped;
+  dev->tx_pkt_burst = started ? select_port_tx_burst(dev) : tx_burst_stopped;
   // 22.11 captured the fast-path ops at attach time: update them too (spec §3.6).
   rte_eth_fp_ops[port_id].rx_pkt_burst = dev->rx_pkt_burst;
   rte_eth_fp_ops[port_id].tx_pkt_burst = dev->tx_pkt_burst;
+  rte_eth_fp_ops[port_id].tx_pkt_prepare = dev->tx_pkt_prepare;
   rte_eth_fp_ops[port_id].rxq.data = dev->data->rx_queues;
   rte_eth_fp_ops[port_id].txq.data = dev->data->tx_queues;
   rte_wmb();
@@ -229,8 +229,8 @@ int mp_attach_secondary(rte_pci_device* pci, const char* name) {
   const bool started = priv_of(dev)->started;
   dev->rx_pkt_burst =
       started ? select_rx_burst(dev->data->dev_conf.rxmode.offloads) : rx_burst_stopped;
-  dev->tx_pkt_burst =
-      started ? select_tx_burst(dev->data->dev_conf.txmode.offloads) : tx_burst_stopped;
+  dev->tx_pkt_burst = started ? select_port_tx_burst(dev) : tx_burst_stopped;
+  dev->tx_pkt_prepare = tx_prepare;
   rte_eth_dev_probing_finish(dev);
   return 0;
 }

@@ -41,6 +41,7 @@ struct DeviceCaps {
   uint32_t max_sge = 0;
   uint32_t max_mr = 0;
   uint64_t max_mr_size = 0;
+  uint32_t provider_max_wr = 0;  // libmana's own WR/CQE limit (provider_limits.h), 0: none
 };
 
 // Error completions counted per type (xstats); the last slot takes types we do not know.
@@ -50,18 +51,21 @@ inline constexpr unsigned kTxCqeErrorKinds = 10;  // types 33..41, other
 struct RxQueueStats {
   uint64_t packets;
   uint64_t bytes;
-  uint64_t errors;  // error completions (packets dropped by the NIC)
-  uint64_t nombuf;  // packets dropped because no replacement mbuf could be allocated
+  uint64_t errors;            // error completions (packets dropped by the NIC)
+  uint64_t nombuf;            // packets dropped because no replacement mbuf could be allocated
+  uint64_t zero_length_cqes;  // okay CQEs whose first packet has length 0: consumed no WQE
   uint64_t cqe_errors[kRxCqeErrorKinds];
 };
 
 struct TxQueueStats {
   uint64_t packets;  // posted to the NIC
   uint64_t bytes;
-  uint64_t errors;         // error completions
-  uint64_t ring_full;      // bursts cut short because the SQ was full
-  uint64_t too_many_segs;  // packets refused: more segments than the NIC takes
-  uint64_t mr_miss;        // packets refused: no memory registration covers a segment
+  uint64_t errors;              // error completions
+  uint64_t ring_full;           // bursts cut short because the SQ was full
+  uint64_t too_many_segs;       // packets refused: more segments than the NIC takes
+  uint64_t mr_miss;             // packets refused: no memory registration covers a segment
+  uint64_t csum_headers_split;  // packets refused: L4 checksum field not in the first segment
+  uint64_t csum_readonly;       // packets refused: seed needed but the mbuf data is shared
   uint64_t cqe_errors[kTxCqeErrorKinds];
 };
 
@@ -106,6 +110,7 @@ struct TxQueue {
   uint32_t desc_tail;  // free-running: oldest descriptor not completed
   TxOobTemplate oob;
   uint32_t max_sge;
+  uint32_t max_segs;  // segments a packet may have: max_sge with MULTI_SEGS, else 1
   uint16_t port_id;
   uint16_t queue_id;
   PortPriv* priv;

@@ -22,6 +22,7 @@
 #include "mana_log.h"
 #include "mp.h"
 #include "priv.h"
+#include "provider_limits.h"
 
 namespace mana {
 namespace {
@@ -202,6 +203,7 @@ int create_port(rte_pci_device* pci, const Candidate& c) {
     std::memcpy(priv->rss_key, kDefaultRssKey, sizeof(priv->rss_key));
     *mac = c.netdev.mac;
     rc = open_verbs(*priv, c.ibdev);
+    if (rc == 0) priv->caps.provider_max_wr = probe_provider_max_wr(*priv);
   }
   if (rc == 0) {
     rc = mr_port_cache_init(priv->mr, socket);
@@ -223,6 +225,7 @@ int create_port(rte_pci_device* pci, const Candidate& c) {
   dev->dev_ops = primary_dev_ops();
   dev->rx_pkt_burst = rx_burst_stopped;
   dev->tx_pkt_burst = tx_burst_stopped;
+  dev->tx_pkt_prepare = tx_prepare;
   rte_eth_dev_probing_finish(dev);
   char m[RTE_ETHER_ADDR_FMT_SIZE];
   rte_ether_format_addr(m, sizeof(m), &priv->mac);

@@ -15,9 +15,11 @@ namespace mana {
 using hw::Cqe;
 
 // Packets reported by a CQE_RX_OKAY or CQE_RX_COALESCED_4 completion: the packet_info entries up to
-// the first zero length. Each one consumed one RQ WQE, in order. A completion always consumed at
-// least one WQE, so an entry of length 0 in first place still counts (and is dropped as an error).
+// the first zero length. Each one consumed one RQ WQE, in order. A zero length in first place means
+// the completion consumed no WQE at all (0 packets), as the Linux driver's mana_process_rx_cqe
+// treats it (doc/hardware.md §4.7).
 inline unsigned rx_cqe_packets(const Cqe& cqe) {
+  if (hw::RxPacketInfo::Length::get(cqe.rx_packet(0).dw0) == 0) return 0;
   unsigned n = 1;
   while (n < Cqe::kRxMaxPackets && hw::RxPacketInfo::Length::get(cqe.rx_packet(n).dw0) != 0) n++;
   return n;
@@ -39,25 +41,41 @@ inline bool rx_hash_valid(uint32_t dw1) {
   return (Cqe::RxHashType::get(dw1) & (hw::kHashL3 | hw::kHashL4)) != 0;
 }
 
-// Packet type from what the NIC reports: hash type and checksum-verification bits. Only the ptypes
-// listed by rx_supported_ptypes() are ever set.
-inline uint32_t rx_packet_type(uint32_t dw1) {
+// Packet type from what the NIC reports (doc/hardware.md §4.7). A hash type with exactly one NDIS
+// bit names L3 and L4 exactly. Composite masks (0x049 any L3, 0x1B6 any L4) and an absent hash
+// (RSS off, one-queue table) do not tell IPv4 from IPv6, and neither does the IP-checksum bit (the
+// NIC may set it for IPv6 too); the TCP/UDP checksum bits name L4. When the CQE cannot tell the IP
+// version, `l3_from_frame` asks the burst to read the EtherType from the frame: the application
+// reads that header line anyway, so this moves a cache miss rather than adding one, and it only
+// happens on the paths where the CQE is ambiguous.
+struct RxPtype {
+  uint32_t ptype;
+  bool l3_from_frame;
+};
+
+inline RxPtype rx_packet_type(uint32_t dw1) {
   constexpr uint32_t kV4 = hw::kHashIpv4 | hw::kHashTcpIpv4 | hw::kHashUdpIpv4;
-  constexpr uint32_t kV6 = hw::kHashIpv6 | hw::kHashTcpIpv6 | hw::kHashUdpIpv6 | hw::kHashIpv6Ex |
-                           hw::kHashTcpIpv6Ex | hw::kHashUdpIpv6Ex;
   constexpr uint32_t kTcp = hw::kHashTcpIpv4 | hw::kHashTcpIpv6 | hw::kHashTcpIpv6Ex;
   constexpr uint32_t kUdp = hw::kHashUdpIpv4 | hw::kHashUdpIpv6 | hw::kHashUdpIpv6Ex;
   const uint32_t hash = Cqe::RxHashType::get(dw1);
+  const bool one_bit = hash != 0 && (hash & (hash - 1)) == 0;
   uint32_t ptype = RTE_PTYPE_L2_ETHER;
-  if ((hash & kV4) || Cqe::RxIpCsumOk::get(dw1) || Cqe::RxIpCsumFail::get(dw1))
-    ptype |= RTE_PTYPE_L3_IPV4_EXT_UNKNOWN;
-  else if (hash & kV6)
-    ptype |= RTE_PTYPE_L3_IPV6_EXT_UNKNOWN;
-  if ((hash & kTcp) || Cqe::RxTcpCsumOk::get(dw1) || Cqe::RxTcpCsumFail::get(dw1))
+  if (one_bit)
+    ptype |= (hash & kV4) ? RTE_PTYPE_L3_IPV4_EXT_UNKNOWN : RTE_PTYPE_L3_IPV6_EXT_UNKNOWN;
+  if ((one_bit && (hash & kTcp)) || Cqe::RxTcpCsumOk::get(dw1) || Cqe::RxTcpCsumFail::get(dw1))
     ptype |= RTE_PTYPE_L4_TCP;
-  else if ((hash & kUdp) || Cqe::RxUdpCsumOk::get(dw1) || Cqe::RxUdpCsumFail::get(dw1))
+  else if ((one_bit && (hash & kUdp)) || Cqe::RxUdpCsumOk::get(dw1) || Cqe::RxUdpCsumFail::get(dw1))
     ptype |= RTE_PTYPE_L4_UDP;
-  return ptype;
+  return {ptype, !one_bit};
+}
+
+// The L3 ptype from the EtherType at `frame` + 12 (the NIC stripped any outer 802.1Q tag); 0 for
+// anything else (ARP, a second tag).
+inline uint32_t rx_l3_ptype_of_frame(const uint8_t* frame) {
+  const uint16_t ethertype = static_cast<uint16_t>(frame[12] << 8 | frame[13]);
+  if (ethertype == 0x0800) return RTE_PTYPE_L3_IPV4_EXT_UNKNOWN;
+  if (ethertype == 0x86DD) return RTE_PTYPE_L3_IPV6_EXT_UNKNOWN;
+  return 0;
 }
 
 // The NIC strips the outer 802.1Q tag and reports the VID only (spec §4.10).

@@ -89,9 +89,7 @@ void rx_intr_vector_teardown(rte_eth_dev* dev) {
 int rx_queue_intr_enable(rte_eth_dev* dev, uint16_t idx) {
   RxQueue& q = rxq_of(dev, idx);
   if (q.ib_channel == nullptr) return -EINVAL;
-  const uint32_t index_space = (q.cq.mask + 1) * (hw::kOwnerMask + 1);
-  ring_doorbell(process_private_of(q.port_id).db_page, hw::kCqDoorbellOffset,
-                hw::cq_doorbell(q.cq.id, q.cq.head & (index_space - 1), true));
+  ring_cq_doorbell(process_private_of(q.port_id).db_page, q.cq, true);
   return 0;
 }
 

@@ -9,6 +9,7 @@
 #include <rte_malloc.h>
 
 #include "mana_log.h"
+#include "provider_limits.h"
 #include "queue_memory.h"
 #include "rss.h"
 #include "rx_intr.h"
@@ -125,8 +126,7 @@ int bind_hardware_queue(PortPriv& priv, RxQueue& q) {
                  priv.port_id, q.queue_id, cq.count, rwq.count, rwq.size);
     return -EPROTO;
   }
-  q.cq = CompletionQueue{static_cast<hw::Cqe*>(cq.buf), cq.count - 1, log2_of_pow2(cq.count),
-                         hw::cq_initial_head(cq.count), cq.cq_id};
+  q.cq = make_completion_queue(static_cast<hw::Cqe*>(cq.buf), cq.count, cq.cq_id);
   q.rq = WorkQueue{static_cast<uint8_t*>(rwq.buf), rwq.size - 1, q.nb_desc, 0, 0, rwq.wq_id};
   if (priv.db_page == nullptr) priv.db_page = rwq.db_page;
   return 0;
@@ -194,7 +194,13 @@ int rx_queue_setup(rte_eth_dev* dev, uint16_t idx, uint16_t nb_desc, unsigned so
     return rc;
   }
   dev->data->rx_queues[idx] = q;
-  if (n != nb_desc)
+  if (n < nb_desc)
+    MANA_DRV_LOG(NOTICE,
+                 "port %u RX queue %u: %u descriptors for %u requested: at most %u (%s, a "
+                 "power of two)",
+                 priv->port_id, idx, n, nb_desc, max_desc_of(priv->caps),
+                 desc_limit_source(priv->caps));
+  else if (n != nb_desc)
     MANA_DRV_LOG(INFO, "port %u RX queue %u: %u descriptors (a power of two) for %u requested",
                  priv->port_id, idx, n, nb_desc);
   return 0;

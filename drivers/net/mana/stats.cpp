@@ -20,6 +20,7 @@ constexpr Counter kRxQueueCounters[] = {
     {"bytes", offsetof(RxQueueStats, bytes)},
     {"errors", offsetof(RxQueueStats, errors)},
     {"mbuf_allocation_errors", offsetof(RxQueueStats, nombuf)},
+    {"zero_length_cqes", offsetof(RxQueueStats, zero_length_cqes)},
 };
 constexpr Counter kTxQueueCounters[] = {
     {"packets", offsetof(TxQueueStats, packets)},
@@ -28,6 +29,8 @@ constexpr Counter kTxQueueCounters[] = {
     {"ring_full", offsetof(TxQueueStats, ring_full)},
     {"too_many_segs", offsetof(TxQueueStats, too_many_segs)},
     {"mr_lookup_failures", offsetof(TxQueueStats, mr_miss)},
+    {"checksum_headers_split", offsetof(TxQueueStats, csum_headers_split)},
+    {"checksum_readonly_mbuf", offsetof(TxQueueStats, csum_readonly)},
 };
 constexpr const char* kRxCqeNames[kRxCqeErrorKinds] = {"invalid", "object_fence", "truncated",
                                                        "unknown"};

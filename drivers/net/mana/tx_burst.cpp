@@ -3,13 +3,11 @@
 // SQ doorbell once. No locks, allocation, division or logging.
 #include <cstring>
 
-#include <rte_ip.h>
 #include <rte_mbuf.h>
-#include <rte_tcp.h>
-#include <rte_udp.h>
 
 #include "burst.h"
 #include "priv.h"
+#include "tx_checksum.h"
 
 namespace mana {
 namespace {
@@ -43,27 +41,8 @@ inline rte_mempool* data_pool(const rte_mbuf* seg) {
   return rte_mbuf_from_indirect(const_cast<rte_mbuf*>(seg))->pool;
 }
 
-// Seeds the L4 checksum field with the pseudo-header sum, as the NIC expects (spec §4.10).
-inline void seed_l4_checksum(rte_mbuf* m) {
-  const uint64_t f = m->ol_flags;
-  const uint64_t l4 = f & RTE_MBUF_F_TX_L4_MASK;
-  const bool tcp = l4 == RTE_MBUF_F_TX_TCP_CKSUM;
-  if (!tcp && l4 != RTE_MBUF_F_TX_UDP_CKSUM) return;
-  const uint32_t l4_off = m->l2_len + m->l3_len;
-  const uint32_t field =
-      l4_off + (tcp ? offsetof(rte_tcp_hdr, cksum) : offsetof(rte_udp_hdr, dgram_cksum));
-  if (field + sizeof(uint16_t) > m->data_len) return;  // headers not in the first segment
-  uint16_t sum;
-  if (f & RTE_MBUF_F_TX_IPV4)
-    sum = rte_ipv4_phdr_cksum(rte_pktmbuf_mtod_offset(m, const rte_ipv4_hdr*, m->l2_len), f);
-  else if (f & RTE_MBUF_F_TX_IPV6)
-    sum = rte_ipv6_phdr_cksum(rte_pktmbuf_mtod_offset(m, const rte_ipv6_hdr*, m->l2_len), f);
-  else
-    return;
-  *rte_pktmbuf_mtod_offset(m, unaligned_uint16_t*, field) = sum;
-}
-
-template <bool kChecksum, bool kMultiSeg, bool kVlan>
+// kMaybeLongOob: some queue of the port has a vPort offset above 255 (long OOB on every WQE).
+template <bool kChecksum, bool kMultiSeg, bool kVlan, bool kMaybeLongOob>
 uint16_t tx_burst(void* queue, rte_mbuf** pkts, uint16_t nb_pkts) {
   TxQueue& q = *static_cast<TxQueue*>(queue);
   tx_reclaim(q);
@@ -80,8 +59,11 @@ uint16_t tx_burst(void* queue, rte_mbuf** pkts, uint16_t nb_pkts) {
       break;
     }
     const bool vlan = kVlan && (m->ol_flags & RTE_MBUF_F_TX_VLAN);
-    const uint32_t oob_size = vlan ? hw::kLongOobSize : hw::kShortOobSize;
-    const uint32_t bu = hw::wqe_size_bu(oob_size, nseg);
+    // Constant OOB sizes in each arm keep the size arithmetic and the OOB copy free of runtime
+    // lengths (no memcpy call per packet).
+    const bool long_oob = vlan || (kMaybeLongOob && q.oob.oob_size != hw::kShortOobSize);
+    const uint32_t bu = long_oob ? hw::wqe_size_bu(hw::kLongOobSize, nseg)
+                                 : hw::wqe_size_bu(hw::kShortOobSize, nseg);
     if (q.desc_head - q.desc_tail > q.desc_mask || wq_free_bu(q.sq) < bu) {
       q.stats.ring_full++;
       break;
@@ -100,19 +82,30 @@ uint16_t tx_burst(void* queue, rte_mbuf** pkts, uint16_t nb_pkts) {
       q.stats.mr_miss++;
       break;
     }
-    hw::TxOob oob{};
+    hw::TxOob oob;
     if constexpr (kChecksum) {
-      seed_l4_checksum(m);
+      if (const SeedResult r = seed_l4_checksum(m); r != SeedResult::kDone) {
+        if (r == SeedResult::kHeadersSplit)
+          q.stats.csum_headers_split++;
+        else
+          q.stats.csum_readonly++;
+        break;
+      }
       oob.s = make_tx_short_oob(q.oob, m->ol_flags, m->l2_len, m->l3_len);
     } else {
       oob.s = hw::TxShortOob{q.oob.dw0, q.oob.dw1};
     }
     set_tx_suppress(oob.s, true);
-    if (vlan) {
-      set_tx_long_format(oob.s);
-      oob.l = make_tx_vlan_oob(m->vlan_tci);
+    if (long_oob) {
+      oob.l = hw::TxLongOob{0, q.oob.long_dw3, 0, 0};
+      if (vlan) {
+        set_tx_long_format(oob.s);
+        oob.l.dw2 = make_tx_vlan_dw2(m->vlan_tci);
+      }
+      last_oob = post_wqe(q.sq, &oob, hw::kLongOobSize, sgl, nseg);
+    } else {
+      last_oob = post_wqe(q.sq, &oob.s, hw::kShortOobSize, sgl, nseg);
     }
-    last_oob = post_wqe(q.sq, &oob, oob_size, sgl, nseg);
     q.descs[q.desc_head & q.desc_mask] = TxDesc{m, static_cast<uint16_t>(bu), 1};
     q.desc_head++;
     bytes += m->pkt_len;
@@ -160,23 +153,35 @@ uint32_t tx_reclaim(TxQueue& q) {
     }
   }
   if (nb != 0) rte_pktmbuf_free_bulk(batch, nb);
+  if (cq_doorbell_due(q.cq)) ring_cq_doorbell(process_private_of(q.port_id).db_page, q.cq, false);
   return completed;
 }
 
 uint16_t tx_burst_stopped(void*, rte_mbuf**, uint16_t) { return 0; }
 
-eth_tx_burst_t select_tx_burst(uint64_t tx_offloads) {
+eth_tx_burst_t select_tx_burst(uint64_t tx_offloads, bool long_oob) {
   constexpr uint64_t kCsum =
       RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_TCP_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM;
   const bool csum = tx_offloads & kCsum;
   const bool multi = tx_offloads & RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
   const bool vlan = tx_offloads & RTE_ETH_TX_OFFLOAD_VLAN_INSERT;
-  static constexpr eth_tx_burst_t table[8] = {
-      tx_burst<false, false, false>, tx_burst<false, false, true>, tx_burst<false, true, false>,
-      tx_burst<false, true, true>,   tx_burst<true, false, false>, tx_burst<true, false, true>,
-      tx_burst<true, true, false>,   tx_burst<true, true, true>,
-  };
-  return table[(csum ? 4 : 0) | (multi ? 2 : 0) | (vlan ? 1 : 0)];
+#define MANA_TX_BURSTS(l)                                              \
+  tx_burst<false, false, false, l>, tx_burst<false, false, true, l>,   \
+      tx_burst<false, true, false, l>, tx_burst<false, true, true, l>, \
+      tx_burst<true, false, false, l>, tx_burst<true, false, true, l>, \
+      tx_burst<true, true, false, l>, tx_burst<true, true, true, l>
+  static constexpr eth_tx_burst_t table[16] = {MANA_TX_BURSTS(false), MANA_TX_BURSTS(true)};
+#undef MANA_TX_BURSTS
+  return table[(long_oob ? 8 : 0) | (csum ? 4 : 0) | (multi ? 2 : 0) | (vlan ? 1 : 0)];
+}
+
+eth_tx_burst_t select_port_tx_burst(const rte_eth_dev* dev) {
+  bool long_oob = false;
+  for (uint16_t i = 0; i < dev->data->nb_tx_queues; i++) {
+    const auto* q = static_cast<const TxQueue*>(dev->data->tx_queues[i]);
+    if (q != nullptr && q->oob.oob_size != hw::kShortOobSize) long_oob = true;
+  }
+  return select_tx_burst(dev->data->dev_conf.txmode.offloads, long_oob);
 }
 
 }  // namespace mana

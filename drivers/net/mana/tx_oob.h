@@ -10,46 +10,67 @@
 
 namespace mana {
 
-// The words of the OOB that depend only on the queue: CQ id, SQ frame number, vPort offset.
+// The words of the OOB that depend only on the queue: CQ id, SQ frame number, vPort offset, and
+// with it the OOB format. An offset above 255 does not fit the short OOB's 8 bits: like the Linux
+// driver (mana_start_xmit) the queue then sends every WQE with the long OOB and its 12-bit
+// long_vport_offset, leaving the short field 0 (doc/hardware.md §4.3). Decided once at queue start.
 struct TxOobTemplate {
   uint32_t dw0 = 0;
   uint32_t dw1 = 0;
+  uint32_t long_dw3 = 0;                  // long OOB word 3 (long_vport_offset)
+  uint32_t oob_size = hw::kShortOobSize;  // of every WQE that needs no VLAN tag
 };
+
+inline constexpr uint32_t kMaxShortVportOffset = hw::TxShortOob::VportOffset::kMask;
+inline constexpr uint32_t kMaxVportOffset = hw::TxLongOob::LongVportOffset::kMask;
 
 inline TxOobTemplate make_tx_oob_template(uint32_t cq_id, uint32_t sq_id, uint32_t vp_offset) {
   using S = hw::TxShortOob;
-  return {S::VcqNumber::set(0, cq_id),
-          S::VportOffset::set(S::VsqFrame::set(0, hw::vsq_frame_of(sq_id)), vp_offset)};
+  TxOobTemplate t;
+  t.dw0 = S::VcqNumber::set(0, cq_id);
+  t.dw1 = S::VsqFrame::set(0, hw::vsq_frame_of(sq_id));
+  if (vp_offset > kMaxShortVportOffset) {
+    t.dw0 = S::Format::set(t.dw0, static_cast<uint32_t>(hw::PacketFormat::kLong));
+    t.long_dw3 = hw::TxLongOob::LongVportOffset::set(0, vp_offset);
+    t.oob_size = hw::kLongOobSize;
+  } else {
+    t.dw1 = S::VportOffset::set(t.dw1, vp_offset);
+  }
+  return t;
 }
 
-// Fills the short OOB for a packet with offload flags `ol_flags` and header lengths (used for the
-// TCP transport offset, which the NIC needs for TCP checksum only).
+// Fills the short OOB for a packet with offload flags `ol_flags` and header lengths, as the Linux
+// driver's mana_start_xmit does (doc/hardware.md §4.3, §4.10): the IPv4/IPv6 bit accompanies every
+// checksum request, the transport offset only the TCP one (the NIC parses UDP itself).
 inline hw::TxShortOob make_tx_short_oob(const TxOobTemplate& t, uint64_t ol_flags, uint32_t l2_len,
                                         uint32_t l3_len) {
   using S = hw::TxShortOob;
   uint32_t dw0 = t.dw0;
   uint32_t dw1 = t.dw1;
+  const uint64_t l4 = ol_flags & RTE_MBUF_F_TX_L4_MASK;
+  const bool tcp = l4 == RTE_MBUF_F_TX_TCP_CKSUM;
+  const bool udp = l4 == RTE_MBUF_F_TX_UDP_CKSUM;
+  const bool ip_csum = ol_flags & RTE_MBUF_F_TX_IP_CKSUM;
+  if (!(tcp || udp || ip_csum)) return {dw0, dw1};
   if (ol_flags & RTE_MBUF_F_TX_IPV4) dw0 = S::IsIpv4::set(dw0, 1);
   if (ol_flags & RTE_MBUF_F_TX_IPV6) dw0 = S::IsIpv6::set(dw0, 1);
-  if (ol_flags & RTE_MBUF_F_TX_IP_CKSUM) dw0 = S::IpCsum::set(dw0, 1);
-  const uint64_t l4 = ol_flags & RTE_MBUF_F_TX_L4_MASK;
-  if (l4 == RTE_MBUF_F_TX_TCP_CKSUM) {
+  if (ip_csum) dw0 = S::IpCsum::set(dw0, 1);
+  if (tcp) {
     dw0 = S::TcpCsum::set(dw0, 1);
     dw1 = S::TransportOffset::set(dw1, l2_len + l3_len);
-  } else if (l4 == RTE_MBUF_F_TX_UDP_CKSUM) {
+  } else if (udp) {
     dw0 = S::UdpCsum::set(dw0, 1);
   }
   return {dw0, dw1};
 }
 
-// The long OOB part that inserts an 802.1Q tag with `tci` (PCP, DEI, VID).
-inline hw::TxLongOob make_tx_vlan_oob(uint16_t tci) {
+// Word 2 of the long OOB part: insert an 802.1Q tag with `tci` (PCP, DEI, VID).
+inline uint32_t make_tx_vlan_dw2(uint16_t tci) {
   using L = hw::TxLongOob;
   uint32_t dw2 = L::InjectVlan::set(0, 1);
   dw2 = L::Pcp::set(dw2, tci >> 13);
   dw2 = L::Dei::set(dw2, (tci >> 12) & 1);
-  dw2 = L::Vid::set(dw2, tci & 0xFFF);
-  return {dw2, 0, 0, 0};
+  return L::Vid::set(dw2, tci & 0xFFF);
 }
 
 inline void set_tx_suppress(hw::TxShortOob& oob, bool suppress) {

@@ -10,6 +10,7 @@
 
 #include "mana_log.h"
 #include "priv.h"
+#include "provider_limits.h"
 #include "queue_memory.h"
 #include "verbs_errors.h"
 
@@ -63,14 +64,18 @@ int create_queue(PortPriv& priv, TxQueue& q) {
                  priv.port_id, q.queue_id, cq.count, qp.sq_size);
     return -EPROTO;
   }
-  q.cq = CompletionQueue{static_cast<hw::Cqe*>(cq.buf), cq.count - 1, log2_of_pow2(cq.count),
-                         hw::cq_initial_head(cq.count), cq.cq_id};
+  q.cq = make_completion_queue(static_cast<hw::Cqe*>(cq.buf), cq.count, cq.cq_id);
   q.sq = WorkQueue{static_cast<uint8_t*>(qp.sq_buf),
                    qp.sq_size - 1,
                    qp.sq_size / hw::kBasicUnit,
                    0,
                    0,
                    qp.sq_id};
+  if (qp.tx_vp_offset > kMaxVportOffset) {
+    MANA_DRV_LOG(ERR, "port %u TX queue %u: vPort offset %u does not fit the TX OOB (at most %u)",
+                 priv.port_id, q.queue_id, qp.tx_vp_offset, kMaxVportOffset);
+    return -EPROTO;
+  }
   q.oob = make_tx_oob_template(cq.cq_id, qp.sq_id, qp.tx_vp_offset);
   q.desc_head = q.desc_tail = 0;
   priv.db_page = qp.db_page;
@@ -122,7 +127,13 @@ int tx_queue_setup(rte_eth_dev* dev, uint16_t idx, uint16_t nb_desc, unsigned so
   q->socket = sock;
   mr_queue_cache_reset(q->mr);
   dev->data->tx_queues[idx] = q;
-  if (n != nb_desc)
+  if (n < nb_desc)
+    MANA_DRV_LOG(NOTICE,
+                 "port %u TX queue %u: %u descriptors for %u requested: at most %u (%s, a "
+                 "power of two)",
+                 priv->port_id, idx, n, nb_desc, max_desc_of(priv->caps),
+                 desc_limit_source(priv->caps));
+  else if (n != nb_desc)
     MANA_DRV_LOG(INFO, "port %u TX queue %u: %u descriptors (a power of two) for %u requested",
                  priv->port_id, idx, n, nb_desc);
   return 0;
@@ -139,9 +150,13 @@ void tx_queue_release(rte_eth_dev* dev, uint16_t idx) {
 
 int tx_queues_start(rte_eth_dev* dev) {
   PortPriv& priv = *priv_of(dev);
+  const bool multi_seg = dev->data->dev_conf.txmode.offloads & RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
   int rc = 0;
-  for (uint16_t i = 0; i < dev->data->nb_tx_queues && rc == 0; i++)
-    rc = create_queue(priv, *txq_of(dev, i));
+  for (uint16_t i = 0; i < dev->data->nb_tx_queues && rc == 0; i++) {
+    TxQueue& q = *txq_of(dev, i);
+    q.max_segs = multi_seg ? q.max_sge : 1;
+    rc = create_queue(priv, q);
+  }
   if (rc != 0) tx_queues_stop(dev);
   return rc;
 }

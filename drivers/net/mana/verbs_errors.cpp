@@ -9,7 +9,8 @@ namespace mana {
 
 int log_queue_create_error(const PortPriv& priv, const char* what, int err) {
   if (err == 0) err = EIO;
-  if (err == ENODEV)
+  // The vPort is taken: ENODEV from 6.x kernels, EBUSY from newer ones (doc/hardware.md §5.3).
+  if (err == ENODEV || err == EBUSY)
     MANA_DRV_LOG(ERR,
                  "port %u: the kernel interface %s is up and owns the vPort: run 'ip link set %s "
                  "down'",

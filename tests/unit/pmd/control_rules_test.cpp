@@ -1,15 +1,20 @@
 // Control-path rules on a fake ethdev (spec §2.3, §2.5, §5.3): device limits reported, queue-count
 // refusals, ring sizes, RSS configuration and the indirection table.
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include <ethdev_driver.h>
 #include <gtest/gtest.h>
 #include <infiniband/verbs.h>
+#include <rte_log.h>
 
 #include "ethdev_ops.h"
 #include "priv.h"
+#include "provider_limits.h"
 #include "rss.h"
+#include "verbs_errors.h"
 
 namespace {
 
@@ -67,6 +72,8 @@ TEST_F(ControlRulesTest, QueueCountRules) {
   EXPECT_EQ(configure(3, 3), -EINVAL);    // not a power of two
   EXPECT_EQ(configure(128, 1), -EINVAL);  // beyond the RSS table (and max_qp)
   EXPECT_EQ(configure(1, 65), -EINVAL);   // beyond max_qp
+  // RX-only: the RSS QP needs a raw QP (TX queue) to configure the vPort (doc/hardware.md §2.4).
+  EXPECT_EQ(configure(1, 0), -EINVAL);
 }
 
 TEST_F(ControlRulesTest, RssModeTurnsOnTheHashOffloadAndKeyIsChecked) {
@@ -116,6 +123,40 @@ TEST_F(ControlRulesTest, RetaIsQueueIndexModuloRxQueues) {
   ASSERT_EQ(ops_->reta_query(&dev_, reta, 64), 0);
   for (unsigned i = 0; i < 64; i++) EXPECT_EQ(reta[0].reta[i], i % 4) << i;
   EXPECT_EQ(ops_->reta_query(&dev_, reta, 128), -EINVAL);
+}
+
+// rdma-core 44..48's libmana refuses more than 256 WRs/CQEs whatever the kernel reports: the
+// descriptor limit is the smaller of the two, and messages say where it comes from.
+TEST_F(ControlRulesTest, ProviderLimitCapsTheDescriptorLimit) {
+  priv_.caps = DeviceCaps{256, 2048, 2048, 15, 0xFFFFFF, UINT64_MAX, 256};
+  rte_eth_dev_info info{};
+  ASSERT_EQ(ops_->dev_infos_get(&dev_, &info), 0);
+  EXPECT_EQ(info.rx_desc_lim.nb_max, 256);
+  EXPECT_EQ(info.tx_desc_lim.nb_max, 256);
+  EXPECT_STREQ(desc_limit_source(priv_.caps), "rdma-core's libmana (< v49) limit");
+  EXPECT_EQ(ring_size_for(2048, max_desc_of(priv_.caps)), 256u);
+  priv_.caps.provider_max_wr = 0;  // rdma-core >= 49: the kernel's limit
+  ASSERT_EQ(ops_->dev_infos_get(&dev_, &info), 0);
+  EXPECT_EQ(info.rx_desc_lim.nb_max, 2048);
+  EXPECT_STREQ(desc_limit_source(priv_.caps), "the kernel's max_qp_wr/max_cqe");
+}
+
+// The vPort-busy hint fires for ENODEV (6.x kernels) and EBUSY (newer kernels) alike.
+TEST_F(ControlRulesTest, VportBusyHintForEnodevAndEbusy) {
+  snprintf(priv_.ifname, sizeof(priv_.ifname), "eth7");
+  for (int err : {ENODEV, EBUSY, EINVAL}) {
+    char* text = nullptr;
+    size_t size = 0;
+    FILE* log = open_memstream(&text, &size);
+    ASSERT_NE(log, nullptr);
+    ASSERT_EQ(rte_openlog_stream(log), 0);
+    EXPECT_EQ(log_queue_create_error(priv_, "TX queue 0 QP", err), -err);
+    rte_openlog_stream(nullptr);
+    fclose(log);
+    const bool hint = std::strstr(text, "ip link set eth7 down") != nullptr;
+    EXPECT_EQ(hint, err != EINVAL) << err << ": " << text;
+    free(text);
+  }
 }
 
 TEST(RingSize, PowerOfTwoWithinTheDeviceLimit) {

@@ -96,8 +96,9 @@ TEST(RxCqe, PacketCountOfOkayAndCoalesced) {
   EXPECT_EQ(rx_cqe_packets(rx_cqe(hw::kCqeRxCoalesced4, {60, 70, 80}, 0)), 3u);
   EXPECT_EQ(rx_cqe_packets(rx_cqe(hw::kCqeRxCoalesced4, {60, 70, 80, 90}, 0)), 4u);
   EXPECT_EQ(rx_cqe_packets(rx_cqe(hw::kCqeRxCoalesced4, {60, 0, 80, 90}, 0)), 1u);
-  // A completion consumed a WQE even if it reports length 0.
-  EXPECT_EQ(rx_cqe_packets(rx_cqe(hw::kCqeRxOkay, {}, 0)), 1u);
+  // A zero length in first place: the completion consumed no WQE (the kernel's reading).
+  EXPECT_EQ(rx_cqe_packets(rx_cqe(hw::kCqeRxOkay, {}, 0)), 0u);
+  EXPECT_EQ(rx_cqe_packets(rx_cqe(hw::kCqeRxCoalesced4, {0, 70, 80}, 0)), 0u);
 }
 
 uint32_t dw1_of(uint32_t hash_type, std::initializer_list<unsigned> bits) {
@@ -122,23 +123,42 @@ TEST(RxCqe, HashValidByBitTest) {
 }
 
 TEST(RxCqe, PacketTypeFromHashAndChecksumBits) {
-  EXPECT_EQ(rx_packet_type(0), RTE_PTYPE_L2_ETHER);
-  EXPECT_EQ(rx_packet_type(dw1_of(hw::kHashTcpIpv4, {})),
+  EXPECT_EQ(rx_packet_type(0).ptype, RTE_PTYPE_L2_ETHER);
+  EXPECT_TRUE(rx_packet_type(0).l3_from_frame);
+  // One hash bit is exact: no need to look at the frame.
+  EXPECT_EQ(rx_packet_type(dw1_of(hw::kHashTcpIpv4, {})).ptype,
             RTE_PTYPE_L2_ETHER | RTE_PTYPE_L3_IPV4_EXT_UNKNOWN | RTE_PTYPE_L4_TCP);
-  EXPECT_EQ(rx_packet_type(dw1_of(hw::kHashUdpIpv6, {})),
+  EXPECT_FALSE(rx_packet_type(dw1_of(hw::kHashTcpIpv4, {})).l3_from_frame);
+  EXPECT_EQ(rx_packet_type(dw1_of(hw::kHashUdpIpv6, {25})).ptype,
             RTE_PTYPE_L2_ETHER | RTE_PTYPE_L3_IPV6_EXT_UNKNOWN | RTE_PTYPE_L4_UDP);
-  EXPECT_EQ(rx_packet_type(dw1_of(hw::kHashIpv6Ex, {})),
+  EXPECT_EQ(rx_packet_type(dw1_of(hw::kHashIpv6Ex, {})).ptype,
             RTE_PTYPE_L2_ETHER | RTE_PTYPE_L3_IPV6_EXT_UNKNOWN);
-  // No hash (e.g. RSS off) but verified checksums still tell the protocol.
-  EXPECT_EQ(rx_packet_type(dw1_of(0, {25, 29})),
-            RTE_PTYPE_L2_ETHER | RTE_PTYPE_L3_IPV4_EXT_UNKNOWN | RTE_PTYPE_L4_UDP);
+  // The IP-checksum bit does not mean IPv4 (the NIC may set it for IPv6): the frame decides.
+  EXPECT_EQ(rx_packet_type(dw1_of(0, {25, 29})).ptype, RTE_PTYPE_L2_ETHER | RTE_PTYPE_L4_UDP);
+  EXPECT_TRUE(rx_packet_type(dw1_of(0, {25, 29})).l3_from_frame);
+  // Composite masks: L3 from the frame, L4 only from the checksum bits.
+  EXPECT_EQ(rx_packet_type(dw1_of(hw::kHashL4, {})).ptype, RTE_PTYPE_L2_ETHER);
+  EXPECT_TRUE(rx_packet_type(dw1_of(hw::kHashL4, {})).l3_from_frame);
+  EXPECT_EQ(rx_packet_type(dw1_of(hw::kHashL4, {28})).ptype, RTE_PTYPE_L2_ETHER | RTE_PTYPE_L4_TCP);
+  EXPECT_EQ(rx_packet_type(dw1_of(hw::kHashL3, {})).ptype, RTE_PTYPE_L2_ETHER);
+  // The frame's EtherType after the stripped tag.
+  uint8_t frame[14] = {};
+  frame[12] = 0x86;
+  frame[13] = 0xDD;
+  EXPECT_EQ(rx_l3_ptype_of_frame(frame), RTE_PTYPE_L3_IPV6_EXT_UNKNOWN);
+  frame[12] = 0x08;
+  frame[13] = 0x00;
+  EXPECT_EQ(rx_l3_ptype_of_frame(frame), RTE_PTYPE_L3_IPV4_EXT_UNKNOWN);
+  frame[13] = 0x06;
+  EXPECT_EQ(rx_l3_ptype_of_frame(frame), 0u);
   // Every ptype set is advertised.
   const uint32_t* list = rx_supported_ptypes();
   uint32_t advertised = 0;
   for (; *list != RTE_PTYPE_UNKNOWN; list++) advertised |= *list;
+  EXPECT_EQ(advertised & RTE_PTYPE_L2_ETHER_VLAN, RTE_PTYPE_L2_ETHER_VLAN);
   for (uint32_t hash = 0; hash < 512; hash++)
     for (uint32_t csum = 0; csum < 64; csum++) {
-      const uint32_t pt = rx_packet_type(hw::Cqe::RxHashType::set(csum << 25, hash));
+      const uint32_t pt = rx_packet_type(hw::Cqe::RxHashType::set(csum << 25, hash)).ptype;
       EXPECT_EQ(pt & ~advertised, 0u);
     }
 }

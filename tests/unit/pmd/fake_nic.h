@@ -40,8 +40,7 @@ class FakeCq {
   FakeCq(uint32_t count) : count_(count), mem_(count * sizeof(mana::hw::Cqe)) {}
   mana::hw::Cqe* ring() { return reinterpret_cast<mana::hw::Cqe*>(mem_.p); }
   mana::CompletionQueue consumer(uint32_t id) {
-    return mana::CompletionQueue{ring(), count_ - 1, mana::log2_of_pow2(count_),
-                                 mana::hw::cq_initial_head(count_), id};
+    return mana::make_completion_queue(ring(), count_, id);
   }
   // `fill` sets the client data; the owner bits are written last.
   template <class Fill>

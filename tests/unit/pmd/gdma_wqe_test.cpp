@@ -91,7 +91,7 @@ TEST(GdmaWqe, LongOobStaysContiguousAndSglWraps) {
   hw::TxOob oob{};
   oob.s = make_tx_short_oob(make_tx_oob_template(7, 0x400, 3), 0, 0, 0);
   set_tx_long_format(oob.s);
-  oob.l = make_tx_vlan_oob(static_cast<uint16_t>((7 << 13) | (1 << 12) | 0xFFF));
+  oob.l.dw2 = make_tx_vlan_dw2(static_cast<uint16_t>((7 << 13) | (1 << 12) | 0xFFF));
   const hw::Sge sgl[2] = {{0xA000, 5, 10}, {0xB000, 6, 20}};
   post_wqe(q, &oob, sizeof(oob), sgl, 2);
   EXPECT_EQ(q.head_bu, 129u);  // 8 + 24 + 32 = 64 bytes
@@ -108,13 +108,37 @@ TEST(GdmaWqe, LongOobStaysContiguousAndSglWraps) {
 
 // Spec §4.3 long-OOB byte checks.
 TEST(GdmaWqe, VlanOobByteChecks) {
-  hw::TxLongOob pcp = make_tx_vlan_oob(7 << 13);
+  const uint32_t pcp = make_tx_vlan_dw2(7 << 13);
   const uint8_t pcp_bytes[4] = {0x08, 0x00, 0x07, 0x00};
-  EXPECT_EQ(std::memcmp(&pcp.dw2, pcp_bytes, 4), 0);
-  hw::TxLongOob vid = make_tx_vlan_oob((1 << 12) | 0xFFF);
+  EXPECT_EQ(std::memcmp(&pcp, pcp_bytes, 4), 0);
+  const uint32_t vid = make_tx_vlan_dw2((1 << 12) | 0xFFF);
   const uint8_t vid_bytes[4] = {0x08, 0x00, 0xF8, 0xFF};  // 00 00 f8 ff plus the inject bit
-  EXPECT_EQ(std::memcmp(&vid.dw2, vid_bytes, 4), 0);
-  EXPECT_EQ(vid.dw3 | vid.dw4 | vid.dw5, 0u);  // nothing stale
+  EXPECT_EQ(std::memcmp(&vid, vid_bytes, 4), 0);
+}
+
+// doc/hardware.md §4.3: a vPort offset above 255 goes into the long OOB's 12-bit field (the Linux
+// driver's rule), the short field stays 0; up to 255 the short OOB carries it.
+TEST(GdmaWqe, VportOffsetAbove255UsesTheLongOob) {
+  const TxOobTemplate short_t = make_tx_oob_template(1, 2, 255);
+  EXPECT_EQ(short_t.oob_size, 8u);
+  EXPECT_EQ(hw::TxShortOob::VportOffset::get(short_t.dw1), 255u);
+  EXPECT_EQ(hw::TxShortOob::Format::get(short_t.dw0), 0u);
+  EXPECT_EQ(short_t.long_dw3, 0u);
+
+  const TxOobTemplate long_t = make_tx_oob_template(1, 2, 256);
+  EXPECT_EQ(long_t.oob_size, 24u);
+  EXPECT_EQ(hw::TxShortOob::Format::get(long_t.dw0), 1u);
+  EXPECT_EQ(hw::TxShortOob::VportOffset::get(long_t.dw1), 0u);  // not truncated to 0x00 by luck
+  EXPECT_EQ(hw::TxLongOob::LongVportOffset::get(long_t.long_dw3), 256u);
+
+  hw::TxOob oob{};
+  oob.s = make_tx_short_oob(make_tx_oob_template(7, 0x400, 0xFFF), 0, 0, 0);
+  oob.l.dw3 = make_tx_oob_template(7, 0x400, 0xFFF).long_dw3;
+  const uint8_t* b = reinterpret_cast<const uint8_t*>(&oob);
+  EXPECT_EQ(b[0] & 3, 1);  // long format
+  EXPECT_EQ(b[11], 0);     // short vPort offset
+  EXPECT_EQ(b[14], 0xFF);  // long_vport_offset 0xFFF: bytes 14-15 ff 0f
+  EXPECT_EQ(b[15], 0x0F);
 }
 
 TEST(GdmaWqe, EmptySglWritesTheDummySge) {
@@ -136,8 +160,11 @@ TEST(GdmaWqe, TxOobWritesOnlyRequestedOffloads) {
   EXPECT_EQ(udp.dw1 & 0x3FF, 0u);  // no transport offset for UDP
   EXPECT_EQ(udp.dw1 >> 10 & 0x3FFF, 0xFFFu);
   EXPECT_EQ(udp.dw1 >> 24, 0xFFu);
-  hw::TxShortOob none = make_tx_short_oob(t, 0, 14, 20);
-  EXPECT_EQ(none.dw0, 0xABCDEF00u);
+  hw::TxShortOob none = make_tx_short_oob(t, RTE_MBUF_F_TX_IPV4, 14, 20);
+  EXPECT_EQ(none.dw0, 0xABCDEF00u);  // no checksum request: no IP-version bit either (kernel rule)
+  hw::TxShortOob tcp6 = make_tx_short_oob(t, RTE_MBUF_F_TX_IPV6 | RTE_MBUF_F_TX_TCP_CKSUM, 18, 40);
+  EXPECT_EQ(tcp6.dw0, 0xABCDEF00u | (1u << 3) | (1u << 5));
+  EXPECT_EQ(tcp6.dw1 & 0x3FF, 58u);  // transport offset = l2_len + l3_len
   set_tx_suppress(none, true);
   EXPECT_EQ(none.dw0 & 0xFF, 0x80u);
 }

@@ -1,5 +1,7 @@
 // The RX burst on a fake queue (spec §4.4, §4.5, §4.7, §7): okay and coalesced completions (split
 // across bursts), error completions recycled in place, mbuf exhaustion without holes, one doorbell.
+#include <cstring>
+#include <string>
 #include <vector>
 
 #include "burst.h"
@@ -15,6 +17,8 @@ using mana_test::FakeCq;
 
 constexpr uint32_t kRing = 64;
 constexpr uint32_t kRqId = 0x1234;
+constexpr uint64_t kOffloads =
+    RTE_ETH_RX_OFFLOAD_CHECKSUM | RTE_ETH_RX_OFFLOAD_RSS_HASH | RTE_ETH_RX_OFFLOAD_VLAN_STRIP;
 
 class RxBurstTest : public mana_test::FakePort {
  protected:
@@ -35,7 +39,7 @@ class RxBurstTest : public mana_test::FakePort {
       ASSERT_NE(m, nullptr);
       post_rx_buffer(q_, m, rx_buffer_lkey(q_, m, pp_.registrar));
     }
-    burst_ = select_rx_burst(RTE_ETH_RX_OFFLOAD_CHECKSUM | RTE_ETH_RX_OFFLOAD_RSS_HASH);
+    burst_ = select_rx_burst(kOffloads);
   }
   void TearDown() override {
     for (rte_mbuf* m : slots_) rte_pktmbuf_free(m);
@@ -62,6 +66,16 @@ class RxBurstTest : public mana_test::FakePort {
     });
   }
   uint16_t rx(rte_mbuf** pkts, uint16_t n) { return burst_(&q_, pkts, n); }
+  // The frame the NIC writes into the buffer of RQ WQE `wqe`: MACs 0x11.., 0x22.., `ethertype`.
+  void write_frame(uint32_t wqe, uint16_t ethertype) {
+    auto* f = reinterpret_cast<uint8_t*>(static_cast<uintptr_t>(wqe_buffer(wqe)));
+    std::memset(f, 0x11, 6);
+    std::memset(f + 6, 0x22, 6);
+    f[12] = static_cast<uint8_t>(ethertype >> 8);
+    f[13] = static_cast<uint8_t>(ethertype);
+    std::memset(f + 14, 0x33, 50);
+  }
+  uint64_t cq_doorbell_value() const { return doorbell(hw::kCqDoorbellOffset); }
 
   mana_test::AlignedMemory rq_mem_{4096};
   FakeCq cq_{kRing};
@@ -152,6 +166,149 @@ TEST_F(RxBurstTest, NoMbufsDropsThePacketAndKeepsTheRingFull) {
   ASSERT_EQ(rx(pkts, 8), 1);
   EXPECT_EQ(pkts[0]->pkt_len, 66u);
   rte_pktmbuf_free(pkts[0]);
+}
+
+// doc/hardware.md §4.7: a zero length in a completion's first packet entry means it consumed no RQ
+// WQE (the kernel's mana_process_rx_cqe); the next completions still name the next WQEs.
+TEST_F(RxBurstTest, ZeroLengthFirstEntryConsumesNoWqe) {
+  const uint64_t first = wqe_buffer(0), second = wqe_buffer(1), third = wqe_buffer(2);
+  complete(hw::kCqeRxOkay, {0});
+  complete(hw::kCqeRxOkay, {64});
+  complete(hw::kCqeRxCoalesced4, {0, 70, 71});  // nothing after a zero length counts either
+  complete(hw::kCqeRxCoalesced4, {65, 66});
+  rte_mbuf* pkts[8];
+  ASSERT_EQ(rx(pkts, 8), 3);
+  EXPECT_EQ(rte_pktmbuf_mtod(pkts[0], uintptr_t), first);
+  EXPECT_EQ(pkts[0]->pkt_len, 64u);
+  EXPECT_EQ(rte_pktmbuf_mtod(pkts[1], uintptr_t), second);
+  EXPECT_EQ(pkts[1]->pkt_len, 65u);
+  EXPECT_EQ(rte_pktmbuf_mtod(pkts[2], uintptr_t), third);
+  EXPECT_EQ(pkts[2]->pkt_len, 66u);
+  rte_pktmbuf_free_bulk(pkts, 3);
+  EXPECT_EQ(q_.stats.zero_length_cqes, 2u);
+  EXPECT_EQ(q_.stats.errors, 0u);
+  EXPECT_EQ(q_.rq.tail_bu, 3u);
+  EXPECT_EQ(q_.rq.head_bu, kRing + 3);
+  // A burst of only zero-length completions delivers nothing and reposts nothing.
+  complete(hw::kCqeRxOkay, {});
+  EXPECT_EQ(rx(pkts, 8), 0);
+  EXPECT_EQ(q_.stats.zero_length_cqes, 3u);
+  EXPECT_EQ(q_.rq.head_bu, kRing + 3);
+}
+
+// doc/hardware.md §4.5/§4.8: an unarmed CQ doorbell with the consumer index at least every 8 wraps
+// of the CQ; the driver rings one once 4 wraps' worth of CQEs were consumed, not more often.
+TEST_F(RxBurstTest, UnarmedCqDoorbellEveryFourWraps) {
+  rte_mbuf* pkts[32];
+  unsigned doorbells = 0;
+  uint64_t last = cq_doorbell_value();
+  for (uint32_t consumed = 32; consumed <= 20 * kRing; consumed += 32) {
+    for (int k = 0; k < 32; k++) complete(hw::kCqeRxOkay, {64});
+    ASSERT_EQ(rx(pkts, 32), 32);
+    rte_pktmbuf_free_bulk(pkts, 32);
+    const uint64_t now = cq_doorbell_value();
+    if (now != last) {
+      doorbells++;
+      EXPECT_EQ(consumed % (4 * kRing), 0u) << consumed;
+      EXPECT_EQ(now, hw::cq_doorbell(7, (kRing + consumed) & (kRing * 8 - 1), false));
+      last = now;
+    }
+  }
+  EXPECT_EQ(doorbells, 5u);  // 20 wraps
+}
+
+// The NIC's view of a received packet, to derive what a CQE reports under each behaviour.
+struct WirePacket {
+  uint16_t ethertype;  // 0x0800, 0x86DD or another
+  int l4;              // 6 TCP, 17 UDP, 0 other
+};
+enum class HashMode { kOneBit, kMask, kNone };
+
+uint32_t nic_dw1(const WirePacket& p, HashMode mode, bool ipv6_ip_csum, bool l4_csum_bits) {
+  const bool v4 = p.ethertype == 0x0800, v6 = p.ethertype == 0x86DD;
+  uint32_t hash = 0;
+  if ((v4 || v6) && mode == HashMode::kOneBit) {
+    if (p.l4 == 6)
+      hash = v4 ? hw::kHashTcpIpv4 : hw::kHashTcpIpv6;
+    else if (p.l4 == 17)
+      hash = v4 ? hw::kHashUdpIpv4 : hw::kHashUdpIpv6;
+    else
+      hash = v4 ? hw::kHashIpv4 : hw::kHashIpv6;
+  } else if ((v4 || v6) && mode == HashMode::kMask) {
+    hash = p.l4 ? hw::kHashL4 : hw::kHashL3;
+  }
+  uint32_t dw1 = hw::Cqe::RxHashType::set(0, hash);
+  if (v4 || (v6 && ipv6_ip_csum)) dw1 = hw::Cqe::RxIpCsumOk::set(dw1, 1);
+  if (l4_csum_bits && p.l4 == 6) dw1 = hw::Cqe::RxTcpCsumOk::set(dw1, 1);
+  if (l4_csum_bits && p.l4 == 17) dw1 = hw::Cqe::RxUdpCsumFail::set(dw1, 1);
+  return dw1;
+}
+
+// Every combination of hash reporting (one bit, composite mask, none), IPv6 IP-checksum bit and
+// L4 checksum bits gives the true L3 type, and the true L4 type wherever the CQE names it.
+TEST_F(RxBurstTest, PacketTypeIsRightUnderEveryHashAndChecksumBehaviour) {
+  const WirePacket packets[] = {{0x0800, 6},  {0x0800, 17}, {0x0800, 0}, {0x86DD, 6},
+                                {0x86DD, 17}, {0x86DD, 0},  {0x0806, 0}};
+  uint32_t wqe = 0;
+  rte_mbuf* m;
+  for (const WirePacket& p : packets)
+    for (HashMode mode : {HashMode::kOneBit, HashMode::kMask, HashMode::kNone})
+      for (bool ipv6_ip_csum : {false, true})
+        for (bool l4_bits : {false, true}) {
+          write_frame(wqe++, p.ethertype);
+          const uint32_t dw1 = nic_dw1(p, mode, ipv6_ip_csum, l4_bits);
+          complete(hw::kCqeRxOkay, {64}, dw1);
+          ASSERT_EQ(rx(&m, 1), 1);
+          uint32_t l3 = 0, l4 = 0;
+          if (p.ethertype == 0x0800) l3 = RTE_PTYPE_L3_IPV4_EXT_UNKNOWN;
+          if (p.ethertype == 0x86DD) l3 = RTE_PTYPE_L3_IPV6_EXT_UNKNOWN;
+          // The L4 type is known from one hash bit or a checksum bit, never guessed.
+          const bool l4_known = l4_bits || (mode == HashMode::kOneBit && l3 != 0);
+          if (l4_known && p.l4 == 6) l4 = RTE_PTYPE_L4_TCP;
+          if (l4_known && p.l4 == 17) l4 = RTE_PTYPE_L4_UDP;
+          const std::string what =
+              "ethertype " + std::to_string(p.ethertype) + " l4 " + std::to_string(p.l4) +
+              " mode " + std::to_string(static_cast<int>(mode)) + " v6csum " +
+              std::to_string(ipv6_ip_csum) + " l4bits " + std::to_string(l4_bits);
+          EXPECT_EQ(m->packet_type, RTE_PTYPE_L2_ETHER | l3 | l4) << what;
+          EXPECT_EQ(static_cast<bool>(m->ol_flags & RTE_MBUF_F_RX_RSS_HASH),
+                    hw::Cqe::RxHashType::get(dw1) != 0)
+              << what;
+          rte_pktmbuf_free(m);
+        }
+}
+
+// Without VLAN_STRIP the application gets the tag back in the data (the NIC always strips it):
+// TPID 0x8100 and the VID before the original EtherType, no STRIPPED flag.
+TEST_F(RxBurstTest, VlanTagGoesBackIntoTheDataWithoutStripOffload) {
+  burst_ = select_rx_burst(kOffloads & ~RTE_ETH_RX_OFFLOAD_VLAN_STRIP);
+  write_frame(0, 0x0800);
+  const uint32_t dw1 = hw::Cqe::RxVlanPresent::set(hw::Cqe::RxVlanId::set(0, 0x123), 1);
+  complete(hw::kCqeRxOkay, {60}, dw1);
+  rte_mbuf* m;
+  ASSERT_EQ(rx(&m, 1), 1);
+  EXPECT_EQ(m->pkt_len, 64u);
+  EXPECT_EQ(m->data_len, 64u);
+  const uint8_t* f = rte_pktmbuf_mtod(m, const uint8_t*);
+  for (int i = 0; i < 6; i++) EXPECT_EQ(f[i], 0x11);
+  for (int i = 6; i < 12; i++) EXPECT_EQ(f[i], 0x22);
+  const uint8_t tag[6] = {0x81, 0x00, 0x01, 0x23, 0x08, 0x00};
+  EXPECT_EQ(std::memcmp(f + 12, tag, 6), 0);
+  EXPECT_EQ(f[18], 0x33);
+  EXPECT_FALSE(m->ol_flags & RTE_MBUF_F_RX_VLAN_STRIPPED);
+  EXPECT_TRUE(m->ol_flags & RTE_MBUF_F_RX_VLAN);
+  EXPECT_EQ(m->vlan_tci, 0x123);
+  EXPECT_EQ(m->packet_type, RTE_PTYPE_L2_ETHER_VLAN | RTE_PTYPE_L3_IPV4_EXT_UNKNOWN);
+  EXPECT_EQ(q_.stats.bytes, 64u);
+  rte_pktmbuf_free(m);
+  // An untagged packet is untouched.
+  write_frame(1, 0x0800);
+  complete(hw::kCqeRxOkay, {60}, 0);
+  ASSERT_EQ(rx(&m, 1), 1);
+  EXPECT_EQ(m->pkt_len, 60u);
+  EXPECT_EQ(rte_pktmbuf_mtod(m, const uint8_t*)[12], 0x08);
+  EXPECT_EQ(m->ol_flags & (RTE_MBUF_F_RX_VLAN | RTE_MBUF_F_RX_VLAN_STRIPPED), 0u);
+  rte_pktmbuf_free(m);
 }
 
 TEST_F(RxBurstTest, VlanInfoAndManyWraps) {

@@ -1,7 +1,10 @@
 // The TX burst on a fake queue (spec §4.2, §4.3, §4.9, §4.10, §7): CQE suppression on all but the
 // last WQE, completion by okay and error CQEs, stop at the first unsendable packet, offload OOBs.
+#include <cerrno>
+#include <cstring>
 #include <vector>
 
+#include <rte_errno.h>
 #include <rte_ip.h>
 #include <rte_udp.h>
 
@@ -34,6 +37,7 @@ class TxBurstTest : public mana_test::FakePort {
     q_.desc_mask = kRing - 1;
     q_.oob = make_tx_oob_template(kCqId, kSqId, 0);
     q_.max_sge = 15;
+    q_.max_segs = 1;
     q_.port_id = mana_test::kFakePortId;
     q_.priv = &priv_;
     mr_queue_cache_reset(q_.mr);
@@ -73,6 +77,46 @@ class TxBurstTest : public mana_test::FakePort {
       e.dw[0] = hw::Cqe::ClientType::set(type, hw::kClientTypeCompletion);
       e.dw[15] = hw::Cqe::IsSq::set(hw::Cqe::WqNum::set(0, kSqId), 1);
     });
+  }
+  // An IPv4/UDP or IPv6/TCP frame of `len` bytes with `l2` bytes of L2 header, offload flags set.
+  rte_mbuf* l4_packet(bool v6, uint16_t len = 80, uint16_t l2 = 14) {
+    rte_mbuf* m = packet(len);
+    uint8_t* d = rte_pktmbuf_mtod(m, uint8_t*);
+    std::memset(d, 0, len);
+    if (v6) {
+      auto* ip = reinterpret_cast<rte_ipv6_hdr*>(d + l2);
+      ip->vtc_flow = rte_cpu_to_be_32(6u << 28);
+      ip->payload_len = rte_cpu_to_be_16(static_cast<uint16_t>(len - l2 - 40));
+      ip->proto = IPPROTO_TCP;
+      ip->src_addr[0] = 0x20;
+      ip->dst_addr[15] = 0x02;
+      m->l3_len = 40;
+      m->ol_flags = RTE_MBUF_F_TX_IPV6 | RTE_MBUF_F_TX_TCP_CKSUM;
+    } else {
+      auto* ip = reinterpret_cast<rte_ipv4_hdr*>(d + l2);
+      ip->version_ihl = 0x45;
+      ip->total_length = rte_cpu_to_be_16(static_cast<uint16_t>(len - l2));
+      ip->next_proto_id = IPPROTO_UDP;
+      ip->src_addr = rte_cpu_to_be_32(0xC6120001);
+      ip->dst_addr = rte_cpu_to_be_32(0xC6120002);
+      m->l3_len = 20;
+      m->ol_flags = RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM | RTE_MBUF_F_TX_UDP_CKSUM;
+    }
+    m->l2_len = l2;
+    return m;
+  }
+  uint16_t& l4_field(rte_mbuf* m) {
+    const bool tcp = (m->ol_flags & RTE_MBUF_F_TX_L4_MASK) == RTE_MBUF_F_TX_TCP_CKSUM;
+    return *rte_pktmbuf_mtod_offset(m, uint16_t*, m->l2_len + m->l3_len + (tcp ? 16 : 6));
+  }
+  uint16_t seed_of(rte_mbuf* m) {
+    if (m->ol_flags & RTE_MBUF_F_TX_IPV4)
+      return rte_ipv4_phdr_cksum(rte_pktmbuf_mtod_offset(m, rte_ipv4_hdr*, m->l2_len), m->ol_flags);
+    return rte_ipv6_phdr_cksum(rte_pktmbuf_mtod_offset(m, rte_ipv6_hdr*, m->l2_len), m->ol_flags);
+  }
+  uint16_t prepare(std::vector<rte_mbuf*>& pkts) {
+    rte_errno = 0;
+    return tx_prepare(&q_, pkts.data(), static_cast<uint16_t>(pkts.size()));
   }
   uint16_t tx(eth_tx_burst_t burst, std::vector<rte_mbuf*>& pkts) {
     return burst(&q_, pkts.data(), static_cast<uint16_t>(pkts.size()));
@@ -194,6 +238,197 @@ TEST_F(TxBurstTest, VlanInsertUsesTheLongOob) {
   EXPECT_EQ(hw::TxLongOob::Vid::get(dw2), 0x064u);
   EXPECT_EQ(header_at(2).oob_bytes(), 8u);  // the second packet: short OOB after 2 basic units
   EXPECT_EQ(q_.sq.head_bu, 3u);
+}
+
+// doc/hardware.md §4.3: a vPort offset above 255 makes every WQE of the queue carry the long OOB
+// with the 12-bit offset (2 basic units each); the ring-full check counts those units.
+TEST_F(TxBurstTest, LongVportOffsetMakesEveryWqeLong) {
+  q_.oob = make_tx_oob_template(kCqId, kSqId, 300);
+  q_.sq.capacity_bu = 64;  // room for 32 such WQEs
+  std::vector<rte_mbuf*> pkts;
+  for (int i = 0; i < 40; i++) pkts.push_back(packet());
+  ASSERT_EQ(tx(select_tx_burst(0, true), pkts), 32);
+  EXPECT_EQ(q_.stats.ring_full, 1u);
+  EXPECT_EQ(q_.sq.head_bu, 64u);
+  for (uint32_t bu = 0; bu < 64; bu += 2) {
+    EXPECT_EQ(header_at(bu).oob_bytes(), 24u) << bu;
+    EXPECT_EQ(hw::TxShortOob::Format::get(oob_at(bu).dw0), 1u) << bu;
+    EXPECT_EQ(hw::TxShortOob::VportOffset::get(oob_at(bu).dw1), 0u) << bu;
+    uint32_t dw3;
+    std::memcpy(&dw3, sq_mem_.p + bu * 32 + 8 + 12, 4);
+    EXPECT_EQ(hw::TxLongOob::LongVportOffset::get(dw3), 300u) << bu;
+  }
+  // A VLAN tag on such a queue keeps the offset.
+  complete(hw::kCqeTxOkay);
+  rte_mbuf* tagged = packet();
+  tagged->ol_flags = RTE_MBUF_F_TX_VLAN;
+  tagged->vlan_tci = 7;
+  std::vector<rte_mbuf*> one{tagged};
+  ASSERT_EQ(tx(select_tx_burst(RTE_ETH_TX_OFFLOAD_VLAN_INSERT, true), one), 1);
+  uint32_t dw2, dw3;
+  std::memcpy(&dw2, sq_mem_.p + 64 * 32 + 8 + 8, 4);
+  std::memcpy(&dw3, sq_mem_.p + 64 * 32 + 8 + 12, 4);
+  EXPECT_EQ(hw::TxLongOob::Vid::get(dw2), 7u);
+  EXPECT_EQ(hw::TxLongOob::LongVportOffset::get(dw3), 300u);
+  for (size_t i = 32; i < pkts.size(); i++) rte_pktmbuf_free(pkts[i]);
+}
+
+// The port's burst function is chosen from its queues' templates: a long one gets the variant that
+// sends long OOBs (the all-short variant would truncate the offset again).
+TEST_F(TxBurstTest, PortBurstFollowsTheQueuesOobFormat) {
+  q_.oob = make_tx_oob_template(kCqId, kSqId, 300);
+  void* queues[1] = {&q_};
+  rte_eth_dev_data data{};
+  data.tx_queues = queues;
+  data.nb_tx_queues = 1;
+  rte_eth_dev dev{};
+  dev.data = &data;
+  std::vector<rte_mbuf*> pkts{packet()};
+  ASSERT_EQ(tx(select_port_tx_burst(&dev), pkts), 1);
+  EXPECT_EQ(header_at(0).oob_bytes(), 24u);
+  EXPECT_EQ(q_.sq.head_bu, 2u);
+}
+
+// doc/hardware.md §4.5: an unarmed CQ doorbell once 4 wraps' worth of TX CQEs were consumed.
+TEST_F(TxBurstTest, UnarmedCqDoorbellEveryFourWraps) {
+  unsigned doorbells = 0;
+  uint64_t last = doorbell(hw::kCqDoorbellOffset);
+  for (uint32_t consumed = 1; consumed <= 9 * kRing; consumed++) {
+    std::vector<rte_mbuf*> pkts{packet()};
+    ASSERT_EQ(tx(plain_, pkts), 1);
+    complete(hw::kCqeTxOkay);
+    tx_reclaim(q_);
+    const uint64_t now = doorbell(hw::kCqDoorbellOffset);
+    if (now != last) {
+      doorbells++;
+      EXPECT_EQ(consumed % (4 * kRing), 0u) << consumed;
+      EXPECT_EQ(now, hw::cq_doorbell(kCqId, (kRing + consumed) & (8 * kRing - 1), false));
+      last = now;
+    }
+  }
+  EXPECT_EQ(doorbells, 2u);
+}
+
+// rte_eth_tx_prepare: seeds, and refuses what the NIC cannot do with rte_errno set.
+TEST_F(TxBurstTest, PrepareSeedsAndValidates) {
+  rte_mbuf* udp4 = l4_packet(false);
+  rte_mbuf* tcp6 = l4_packet(true);
+  std::vector<rte_mbuf*> good{udp4, tcp6};
+  ASSERT_EQ(prepare(good), 2);
+  EXPECT_EQ(l4_field(udp4), seed_of(udp4));
+  EXPECT_EQ(l4_field(tcp6), seed_of(tcp6));
+
+  struct Case {
+    const char* what;
+    void (*spoil)(rte_mbuf*);
+    int err;
+  };
+  const Case cases[] = {
+      {"L4 checksum without IP version", [](rte_mbuf* m) { m->ol_flags &= ~RTE_MBUF_F_TX_IPV4; },
+       EINVAL},
+      {"both IP versions", [](rte_mbuf* m) { m->ol_flags |= RTE_MBUF_F_TX_IPV6; }, EINVAL},
+      {"IP checksum on IPv6",
+       [](rte_mbuf* m) {
+         m->ol_flags = RTE_MBUF_F_TX_IPV6 | RTE_MBUF_F_TX_IP_CKSUM;
+         m->l3_len = 40;
+       },
+       EINVAL},
+      {"no L2 length", [](rte_mbuf* m) { m->l2_len = 0; }, EINVAL},
+      {"IPv4 header too short", [](rte_mbuf* m) { m->l3_len = 8; }, EINVAL},
+      {"TSO", [](rte_mbuf* m) { m->ol_flags |= RTE_MBUF_F_TX_TCP_SEG; }, ENOTSUP},
+      {"SCTP checksum",
+       [](rte_mbuf* m) {
+         m->ol_flags = (m->ol_flags & ~RTE_MBUF_F_TX_L4_MASK) | RTE_MBUF_F_TX_SCTP_CKSUM;
+       },
+       ENOTSUP},
+  };
+  for (const Case& c : cases) {
+    rte_mbuf* bad = l4_packet(false);
+    c.spoil(bad);
+    std::vector<rte_mbuf*> pkts{udp4, bad, tcp6};
+    EXPECT_EQ(prepare(pkts), 1) << c.what;
+    EXPECT_EQ(rte_errno, c.err) << c.what;
+    rte_pktmbuf_free(bad);
+  }
+  // More segments than the queue sends.
+  rte_mbuf* two = packet(64, 2);
+  std::vector<rte_mbuf*> segs{two};
+  EXPECT_EQ(prepare(segs), 0);
+  EXPECT_EQ(rte_errno, EINVAL);
+  q_.max_segs = 15;
+  EXPECT_EQ(prepare(segs), 1);
+  rte_pktmbuf_free(two);
+  rte_pktmbuf_free(udp4);
+  rte_pktmbuf_free(tcp6);
+}
+
+// Headers that span segments: prepare refuses them, the burst refuses and counts them (it cannot
+// seed them), instead of sending a packet whose checksum the NIC gets wrong.
+TEST_F(TxBurstTest, ChecksumFieldOutsideTheFirstSegmentIsRefused) {
+  rte_mbuf* head = l4_packet(false, 30);  // 14 + 20 bytes of headers: the UDP header is beyond
+  rte_mbuf* tail = packet(40);
+  ASSERT_EQ(rte_pktmbuf_chain(head, tail), 0);
+  q_.max_segs = 15;
+  std::vector<rte_mbuf*> pkts{head};
+  EXPECT_EQ(prepare(pkts), 0);
+  EXPECT_EQ(rte_errno, EINVAL);
+  const eth_tx_burst_t csum =
+      select_tx_burst(RTE_ETH_TX_OFFLOAD_MULTI_SEGS | RTE_ETH_TX_OFFLOAD_UDP_CKSUM);
+  EXPECT_EQ(tx(csum, pkts), 0);
+  EXPECT_EQ(q_.stats.csum_headers_split, 1u);
+  EXPECT_EQ(q_.sq.head_bu, 0u);
+  rte_pktmbuf_free(head);
+}
+
+// A shared mbuf (a clone, refcnt > 1) is never written: with the seed already in place (prepared
+// before cloning) it is sent; without, prepare and the burst refuse it and the data stays as it
+// was.
+TEST_F(TxBurstTest, SharedMbufDataIsNeverWritten) {
+  const eth_tx_burst_t csum =
+      select_tx_burst(RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM);
+  rte_mbuf* m = l4_packet(false);
+  l4_field(m) = 0x1234;
+  rte_mbuf* clone = rte_pktmbuf_clone(m, pool_);
+  ASSERT_NE(clone, nullptr);  // attaching copies the offload flags and lengths
+  ASSERT_FALSE(RTE_MBUF_DIRECT(clone));
+  std::vector<rte_mbuf*> pkts{clone};
+  EXPECT_EQ(prepare(pkts), 0);
+  EXPECT_EQ(rte_errno, EINVAL);
+  EXPECT_EQ(tx(csum, pkts), 0);
+  EXPECT_EQ(q_.stats.csum_readonly, 1u);
+  EXPECT_EQ(l4_field(m), 0x1234);
+  std::vector<rte_mbuf*> direct{m};  // refcnt 2 now: the original is shared too
+  EXPECT_EQ(prepare(direct), 0);
+  EXPECT_EQ(l4_field(m), 0x1234);
+
+  rte_pktmbuf_free(clone);  // m alone again: prepare may write
+  ASSERT_EQ(prepare(direct), 1);
+  EXPECT_EQ(l4_field(m), seed_of(m));
+  clone = rte_pktmbuf_clone(m, pool_);
+  ASSERT_NE(clone, nullptr);  // attaching copies the offload flags and lengths
+  ASSERT_FALSE(RTE_MBUF_DIRECT(clone));
+  std::vector<rte_mbuf*> seeded{clone};
+  EXPECT_EQ(prepare(seeded), 1);
+  EXPECT_EQ(tx(csum, seeded), 1);
+  rte_pktmbuf_free(m);
+}
+
+// The OOB follows the kernel's mana_start_xmit: IP-version bit with every checksum request, TCP
+// transport offset from l2_len + l3_len (here with an 18-byte tagged L2 header).
+TEST_F(TxBurstTest, ChecksumOobCarriesIpVersionAndTransportOffset) {
+  const eth_tx_burst_t csum = select_tx_burst(RTE_ETH_TX_OFFLOAD_TCP_CKSUM);
+  rte_mbuf* tcp6 = l4_packet(true, 90, 18);
+  rte_mbuf* plain = packet();
+  plain->ol_flags = RTE_MBUF_F_TX_IPV4;  // no checksum asked: no IP-version bit either
+  std::vector<rte_mbuf*> pkts{tcp6, plain};
+  ASSERT_EQ(tx(csum, pkts), 2);
+  EXPECT_EQ(l4_field(tcp6), seed_of(tcp6));  // the burst seeds a writable mbuf itself
+  const hw::TxShortOob o = oob_at(0);
+  EXPECT_EQ(hw::TxShortOob::IsIpv6::get(o.dw0), 1u);
+  EXPECT_EQ(hw::TxShortOob::IsIpv4::get(o.dw0), 0u);
+  EXPECT_EQ(hw::TxShortOob::TcpCsum::get(o.dw0), 1u);
+  EXPECT_EQ(hw::TxShortOob::TransportOffset::get(o.dw1), 58u);
+  EXPECT_EQ(hw::TxShortOob::IsIpv4::get(oob_at(1).dw0), 0u);
 }
 
 TEST_F(TxBurstTest, ManyLapsOfTheRing) {

@@ -1,0 +1,51 @@
+#include "provider_limits.h"
+
+#include <cerrno>
+#include <cstring>
+
+#include <infiniband/verbs.h>
+
+#include "mana_log.h"
+#include "queue_memory.h"
+
+namespace mana {
+namespace {
+
+// 0 when a CQ of `cqe` entries can be created (and is destroyed again), else the errno.
+int try_create_cq(ibv_context* ctx, uint32_t cqe) {
+  ibv_cq* cq = ibv_create_cq(ctx, static_cast<int>(cqe), nullptr, nullptr, 0);
+  if (cq == nullptr) return errno ? errno : EIO;
+  ibv_destroy_cq(cq);
+  return 0;
+}
+
+}  // namespace
+
+uint32_t probe_provider_max_wr(const PortPriv& priv) {
+  DeviceCaps kernel = priv.caps;
+  kernel.provider_max_wr = 0;
+  const uint32_t wanted = max_desc_of(kernel);
+  if (wanted <= kLegacyLibmanaMaxWr) return 0;  // nothing to learn
+  // libmana 44 creates CQs only with the application's buffer allocators set.
+  if (use_dpdk_memory_for_queues(priv.ctx, priv.socket) != 0) return 0;
+  const int err = try_create_cq(priv.ctx, wanted);
+  if (err == 0) return 0;
+  if (err == EINVAL && try_create_cq(priv.ctx, kLegacyLibmanaMaxWr) == 0) {
+    MANA_INIT_LOG(NOTICE,
+                  "%s: at most %u descriptors per queue: the kernel allows %u but this rdma-core's "
+                  "libmana (< v49) refuses more than %u",
+                  priv.name, kLegacyLibmanaMaxWr, wanted, kLegacyLibmanaMaxWr);
+    return kLegacyLibmanaMaxWr;
+  }
+  MANA_INIT_LOG(WARNING, "%s: cannot probe the provider's queue-size limit (CQ of %u: %s)",
+                priv.name, wanted, strerror(err));
+  return 0;
+}
+
+const char* desc_limit_source(const DeviceCaps& caps) {
+  if (caps.provider_max_wr != 0 && caps.provider_max_wr < RTE_MIN(caps.max_qp_wr, caps.max_cqe))
+    return "rdma-core's libmana (< v49) limit";
+  return "the kernel's max_qp_wr/max_cqe";
+}
+
+}  // namespace mana

@@ -1,0 +1,22 @@
+// The user-space provider's own queue-size limit (doc/hardware.md §3.2, §6.1): rdma-core 44..48's
+// libmana refuses CQs, WQs and raw QPs of more than 256 entries whatever the kernel reports; v49
+// dropped that check.
+#pragma once
+
+#include <cstdint>
+
+#include "priv.h"
+
+namespace mana {
+
+inline constexpr uint32_t kLegacyLibmanaMaxWr = 256;
+
+// Learns the limit by asking rather than by reading a version: a CQ of the kernel's size is either
+// created (no limit of its own: returns 0) or refused with EINVAL while one of 256 entries works
+// (returns 256). Every CQ is destroyed again. Needs priv.ctx; called once at probe.
+uint32_t probe_provider_max_wr(const PortPriv& priv);
+
+// Where the descriptor limit of max_desc_of(caps) comes from, for messages.
+const char* desc_limit_source(const DeviceCaps& caps);
+
+}  // namespace mana
