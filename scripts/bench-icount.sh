@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Instructions per packet inside net_mana's burst functions (design §6): build/app/burst_icount
+# Instructions per packet inside net_mana's burst functions (doc/performance.md): build/app/burst_icount
 # (io forwarding against a fake NIC, one thread) under callgrind, collecting only inside rx_burst,
 # then only inside tx_burst (each inclusive of what it calls: mbuf allocation and freeing).
 # Instruction counts are repeatable for the same binary: use them to catch regressions.

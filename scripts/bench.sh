@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmark (design §6): Mpps and testpmd cycles/packet of net_mana on the emulator next to the
+# Benchmark (doc/performance.md): Mpps and testpmd cycles/packet of net_mana on the emulator next to the
 # net_null floor, for 64/512/1518-byte frames; writes doc/performance-results.md.
 #   scripts/bench.sh [--pmd PATH] [--sizes 64,512,1518] [--seconds 10]
 set -euo pipefail

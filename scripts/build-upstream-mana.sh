@@ -2,7 +2,7 @@
 # Build DPDK's own net_mana, from the Debian source package of the installed DPDK (the same tarball
 # scripts/fetch-dpdk-sdk.sh unpacks), as a plugin for Debian's testpmd:
 #   .deps/upstream-mana/librte_net_mana_upstream.so
-# It is the independent driver that cross-checks the emulator (design §4 "Fidelity"). Not committed:
+# It is the independent driver that cross-checks the emulator (doc/emulator.md "Fidelity"). Not committed:
 # it is DPDK's code, built locally. Prints the path of the plugin.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)

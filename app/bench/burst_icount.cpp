@@ -1,11 +1,11 @@
 // Steady-state io forwarding through net_mana's RX and TX burst functions against a fake NIC, in
-// one thread, for instruction counts per packet (design §6): scripts/bench-icount.sh runs it under
-// `valgrind --tool=callgrind`, collecting only inside the burst functions, whose costs are then
-// exact and repeatable. Without valgrind it prints its own timing, which is only indicative.
+// one thread, for instruction counts per packet (doc/performance.md): scripts/bench-icount.sh runs
+// it under `valgrind --tool=callgrind`, collecting only inside the burst functions, whose costs are
+// then exact and repeatable. Without valgrind it prints its own timing, which is only indicative.
 //
 // Each round: the NIC completes `burst` RX WQEs (one CQE each, 64-byte frames), rx_burst takes
-// them and refills, tx_burst posts the same mbufs (CQE suppression on all but the last), and the NIC
-// completes the TX batch with one CQE; the next tx_burst frees those mbufs in bulk.
+// them and refills, tx_burst posts the same mbufs (CQE suppression on all but the last), and the
+// NIC completes the TX batch with one CQE; the next tx_burst frees those mbufs in bulk.
 //
 //   burst_icount [rounds] [burst]     (defaults 20000 and 32)
 #include <chrono>
@@ -54,8 +54,12 @@ struct Bench {
       if (m == nullptr) return false;
       post_rx_buffer(rxq, m, rx_buffer_lkey(rxq, m, port.pp.registrar));
     }
-    txq.sq = WorkQueue{sq_mem.p, static_cast<uint32_t>(sq_mem.size - 1),
-                       static_cast<uint32_t>(sq_mem.size / hw::kBasicUnit), 0, 0, kSqId};
+    txq.sq = WorkQueue{sq_mem.p,
+                       static_cast<uint32_t>(sq_mem.size - 1),
+                       static_cast<uint32_t>(sq_mem.size / hw::kBasicUnit),
+                       0,
+                       0,
+                       kSqId};
     txq.cq = tx_cq.consumer(kTxCqId);
     txq.descs = descs;
     txq.desc_mask = kRing - 1;
@@ -71,9 +75,8 @@ struct Bench {
     for (unsigned i = 0; i < n; i++)
       rx_cq.produce([](hw::Cqe& e) {
         e.dw[0] = hw::kCqeRxOkay;
-        e.dw[1] = hw::Cqe::RxHashType::set(hw::Cqe::RxUdpCsumOk::set(
-                                               hw::Cqe::RxIpCsumOk::set(0, 1), 1),
-                                           hw::kHashUdpIpv4);
+        e.dw[1] = hw::Cqe::RxHashType::set(
+            hw::Cqe::RxUdpCsumOk::set(hw::Cqe::RxIpCsumOk::set(0, 1), 1), hw::kHashUdpIpv4);
         e.rx_packet(0).dw0 = kFrameLen;
         e.rx_packet(0).packet_hash = 0x12345678;
         e.dw[15] = hw::Cqe::WqNum::set(0, kRqId);
@@ -96,9 +99,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "burst_icount: burst must be 1..64\n");
     return 2;
   }
-  const char* eal[] = {"burst_icount", "--no-huge", "-m",         "128", "--no-pci",
-                       "--no-shconf",  "-l",        "0",          "--log-level",
-                       "*:warning"};
+  const char* eal[] = {"burst_icount", "--no-huge", "-m", "128",         "--no-pci",
+                       "--no-shconf",  "-l",        "0",  "--log-level", "*:warning"};
   if (rte_eal_init(static_cast<int>(sizeof(eal) / sizeof(eal[0])), const_cast<char**>(eal)) < 0) {
     std::fprintf(stderr, "burst_icount: cannot initialise DPDK's EAL\n");
     return 1;
@@ -108,7 +110,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "burst_icount: out of DPDK memory\n");
     return 1;
   }
-  const eth_rx_burst_t rx = select_rx_burst(RTE_ETH_RX_OFFLOAD_CHECKSUM | RTE_ETH_RX_OFFLOAD_RSS_HASH);
+  const eth_rx_burst_t rx =
+      select_rx_burst(RTE_ETH_RX_OFFLOAD_CHECKSUM | RTE_ETH_RX_OFFLOAD_RSS_HASH);
   const eth_tx_burst_t tx = select_tx_burst(0);
   rte_mbuf* pkts[64];
   uint64_t packets = 0;
@@ -126,7 +129,8 @@ int main(int argc, char** argv) {
     packets += sent;
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("burst_icount: %llu packets forwarded in %u rounds of %u (%.1f ns/packet, indicative)\n",
-              static_cast<unsigned long long>(packets), rounds, burst, secs * 1e9 / packets);
+  std::printf(
+      "burst_icount: %llu packets forwarded in %u rounds of %u (%.1f ns/packet, indicative)\n",
+      static_cast<unsigned long long>(packets), rounds, burst, secs * 1e9 / packets);
   return 0;
 }

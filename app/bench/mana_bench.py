@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Packet-rate benchmark of a MANA PMD on the emulator (design §6).
+"""Packet-rate benchmark of a MANA PMD on the emulator (doc/performance.md).
 
 For each frame size: Debian's dpdk-testpmd does mac forwarding (every frame leaves with the sending
 port's own source MAC, as Azure's anti-spoofing requires) between the two ports of an emulated
@@ -90,7 +90,7 @@ def main():
               f"net_null floor {null[0]:7.2f} Mpps {null[1]:8.1f} cycles/pkt", flush=True)
     if args.markdown:
         cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.machine())
-        lines = [f"Measured {time.strftime('%Y-%m-%d')} on {cpu}, {os.cpu_count()} cores; PMD `{args.pmd}`;",
+        lines = [f"Measured {time.strftime('%Y-%m-%d')} on {cpu}, {os.cpu_count()} cores; PMD `{Path(args.pmd).name}`;",
                  f"{args.seconds:g} s per point; `scripts/bench.sh` (app/bench/mana_bench.py).", "",
                  "| frame (with FCS) | net_mana Mpps | net_mana cycles/packet | net_null Mpps | net_null cycles/packet |",
                  "|---|---|---|---|---|"]

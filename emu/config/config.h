@@ -1,5 +1,5 @@
 // The emulator's run configuration: the `R/config` file `mana-emu run` writes and the LD_PRELOAD
-// library reads (format in doc/emulator.md and /work/helpers/layout.md).
+// library reads (format in doc/emulator.md and doc/emulator.md "The run folder contract").
 #pragma once
 
 #include <functional>

@@ -21,7 +21,7 @@ void signal_channel(const Cq& cq) {
 void cq_reset(Cq& cq) {
   cq.slot = 0;
   cq.owner = 1;
-  cq.index8 = cq.count;  // the consumer's head starts at count (spec §4.5)
+  cq.index8 = cq.count;  // the consumer's head starts at count (doc/hardware.md §4.5)
   cq.armed = false;
   cq.produced = cq.reported = 0;
   cq.stalled = cq.failed = cq.warned_doorbell = false;

@@ -1,5 +1,5 @@
-// The producer side of a CQ (spec §4.5, §4.8): owner bits across wraps, data-then-owner write
-// order, and one-shot arming that signals the CQ's completion channel.
+// The producer side of a CQ (doc/hardware.md §4.5, §4.8): owner bits across wraps, data-then-owner
+// write order, and one-shot arming that signals the CQ's completion channel.
 #pragma once
 
 #include "device/objects.h"

@@ -2,7 +2,8 @@
 //
 // The verbs layer (emu/verbs, standing in for libibverbs + libmana) translates rdma-core calls into
 // these control calls; the device model implements queue creation rules, memory registration,
-// vPort ownership, RSS steering and the data path of spec §4 (WQE parsing, CQE writing, offloads).
+// vPort ownership, RSS steering and the data path of doc/hardware.md §4 (WQE parsing, CQE writing,
+// offloads).
 //
 // Threading: control calls come from application threads and take the device's control lock; the
 // data path runs in the device thread (`Device::poll`), which sees doorbells through `ring`.
@@ -19,7 +20,7 @@
 
 namespace mana::emu {
 
-// Limits of spec §6.1/§6.4. Defaults: a 6.2-era kernel with rdma-core 44 (256 WR/CQE).
+// Limits of doc/hardware.md §6.1/§6.4. Defaults: a 6.2-era kernel with rdma-core 44 (256 WR/CQE).
 struct DeviceLimits {
   uint32_t max_qp = 64;
   uint32_t max_qp_wr = 256;
@@ -31,7 +32,7 @@ struct DeviceLimits {
   uint32_t mtu = 1500;
 
   static DeviceLimits kernel_6_2() { return {}; }
-  // Ethernet device of 2025+ kernels (spec §6.1): 2048 WR/CQE, 0xFFFFFF MRs.
+  // Ethernet device of 2025+ kernels (doc/hardware.md §6.1): 2048 WR/CQE, 0xFFFFFF MRs.
   static DeviceLimits kernel_2025() {
     DeviceLimits l;
     l.max_qp_wr = l.max_cqe = 2048;
@@ -60,7 +61,7 @@ struct VfConfig {
 // Signals a completion channel (an eventfd the verbs layer owns) when an armed CQ gets a CQE.
 using CqEventFd = int;
 
-// One entry of an RSS QP's response (spec §3.4): the ids now valid for table entry i.
+// One entry of an RSS QP's response (doc/hardware.md §3.4): the ids now valid for table entry i.
 struct RqBinding {
   uint32_t cq_id;
   uint32_t wq_id;
@@ -80,8 +81,9 @@ struct QueueCounters {
   uint64_t error_cqes = 0;  // error CQEs written
   uint64_t cqes = 0;        // CQEs written
   uint64_t doorbells = 0;
-  uint64_t wqe_cnt_doorbells = 0;  // RQ doorbells with a non-zero wqe_cnt (accepted, spec §4.8)
-  uint64_t zero_length_cqes = 0;   // RQ: extra CQEs with packet length 0 (hw zero-length-cqe)
+  uint64_t wqe_cnt_doorbells =
+      0;  // RQ doorbells with a non-zero wqe_cnt (accepted, doc/hardware.md §4.8)
+  uint64_t zero_length_cqes = 0;  // RQ: extra CQEs with packet length 0 (hw zero-length-cqe)
   // The queue needed a CQE while its CQ had gone 8 wraps without a CQ doorbell (hw cq-doorbell):
   // one per stall, or the one that failed the queue.
   uint64_t cq_doorbell_violations = 0;
@@ -167,7 +169,7 @@ class Device {
   // the store is queued and takes effect in the next `poll`.
   virtual void ring(uint32_t context_id, uint32_t offset, uint64_t value) = 0;
   // Poll mode: the device samples each context's page in `poll`. Exact only with one writer per
-  // slot, so while it is on a context may hold one SQ and one RQ (more: EBUSY, design §4).
+  // slot, so while it is on a context may hold one SQ and one RQ (more: EBUSY, doc/emulator.md).
   virtual void set_poll_doorbells(bool on) = 0;
 
   // ---- data path (device thread)

@@ -1,6 +1,6 @@
-// Control calls of the device model: what mana_ib checks and creates (spec §3.4, §6.1, §6.2), with
-// the open behaviours of VfConfig::hw that differ between kernels (doc/emulator.md, "Open
-// behaviours: control path").
+// Control calls of the device model: what mana_ib checks and creates (doc/hardware.md §3.4, §6.1,
+// §6.2), with the open behaviours of VfConfig::hw that differ between kernels (doc/emulator.md,
+// "Open behaviours: control path").
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -22,7 +22,7 @@ constexpr uint32_t kLkeySlotBits = 20;
 
 bool page_aligned(const void* p) { return (reinterpret_cast<uintptr_t>(p) & (kPageSize - 1)) == 0; }
 
-// SQ/RQ rings: page aligned, a power of two of at least one page (spec §4.1).
+// SQ/RQ rings: page aligned, a power of two of at least one page (doc/hardware.md §4.1).
 bool valid_ring(const void* buf, uint32_t size) {
   return buf != nullptr && page_aligned(buf) && size >= kPageSize && (size & (size - 1)) == 0;
 }
@@ -217,7 +217,7 @@ int DeviceImpl::create_wq(uint32_t context_id, uint32_t pd_id, void* buf, uint32
   if (max_wr == 0 || max_wr > config_.limits.max_qp_wr) return EINVAL;
   if (max_sge > config_.limits.max_recv_sge) return EINVAL;
   if (!valid_ring(buf, size_bytes)) return EINVAL;
-  if (cq->users != 0) return EINVAL;  // a CQ completes exactly one queue (spec §4.6)
+  if (cq->users != 0) return EINVAL;  // a CQ completes exactly one queue (doc/hardware.md §4.6)
   auto rq = std::make_unique<Rq>();
   rq->handle = next_handle_++;
   rq->context_id = context_id;
@@ -258,8 +258,8 @@ void DeviceImpl::unbind_queue(QueueBase& q) {
   q.id = 0;
 }
 
-// The vPort of a port has one owner PD; its QPs share it (spec §6.2). A busy vPort fails with
-// ENODEV (mana_ib before 2026 maps every error of mana_cfg_vport to it) or EBUSY (vport-busy).
+// The vPort of a port has one owner PD; its QPs share it (doc/hardware.md §6.2). A busy vPort fails
+// with ENODEV (mana_ib before 2026 maps every error of mana_cfg_vport to it) or EBUSY (vport-busy).
 int DeviceImpl::acquire_vport(Port& port, uint32_t pd_id) {
   if (port.netdev_up) return config_.hw.vport_busy_errno;
   if (port.vport_users != 0 && port.vport_pd != pd_id) return config_.hw.vport_busy_errno;
@@ -277,7 +277,7 @@ void DeviceImpl::release_vport(Port& port) {
 }
 
 // Poll mode sees only the last store of each doorbell slot, so it is exact only with one writer per
-// slot (design §4): one SQ and one RQ per context. Trap mode has no such limit.
+// slot (doc/emulator.md): one SQ and one RQ per context. Trap mode has no such limit.
 bool DeviceImpl::poll_mode_allows(const Context& ctx, uint32_t new_sqs, uint32_t new_rqs) const {
   if (!poll_doorbells_.load(std::memory_order_relaxed)) return true;
   if (ctx.sqs + new_sqs <= 1 && ctx.rqs + new_rqs <= 1) return true;

@@ -1,5 +1,5 @@
-// Doorbells (spec §4.8): exact stores queued by `ring` (trap mode, tests) and, in poll mode,
-// changes of the context pages' slots. Both feed `apply_doorbell`; the tail is absolute, so a
+// Doorbells (doc/hardware.md §4.8): exact stores queued by `ring` (trap mode, tests) and, in poll
+// mode, changes of the context pages' slots. Both feed `apply_doorbell`; the tail is absolute, so a
 // doorbell only moves a queue's announced end of work.
 #include <atomic>
 #include <cstdio>
@@ -56,7 +56,7 @@ void DeviceImpl::apply_doorbell(uint32_t context_id, uint32_t offset, uint64_t v
     const bool rq = offset == hw::kRqDoorbellOffset;
     WorkQueue* q = doorbell_queue(context_id, value, rq ? QueueKind::kRq : QueueKind::kSq);
     const uint32_t tail_bu = (hw::doorbell_wq_tail(value) / hw::kBasicUnit) & kBuMask;
-    // The announced work may not exceed the ring (spec §6.4).
+    // The announced work may not exceed the ring (doc/hardware.md §6.4).
     if (q != nullptr && ((tail_bu - q->consumed_bu) & kBuMask) <= q->size_bu()) {
       q->tail_bu = tail_bu;
       ++q->counters.doorbells;

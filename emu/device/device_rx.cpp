@@ -1,5 +1,6 @@
 // RX data path: wire -> address filter -> MTU -> VLAN strip -> checksum verification -> RSS
-// steering -> next posted RQ WQE -> RX CQE, one per frame or CQE_RX_COALESCED_4 (spec §4.7, §4.10).
+// steering -> next posted RQ WQE -> RX CQE, one per frame or CQE_RX_COALESCED_4 (doc/hardware.md
+// §4.7, §4.10).
 #include <cstring>
 
 #include "device/device_impl.h"
@@ -139,7 +140,7 @@ void DeviceImpl::deliver(Port& port, Rq& rq, RxBuffer* claimed, const uint8_t* f
   RxBuffer* b = claimed;
   if (b == nullptr) {
     if (!claim_rx_wqe(port, rq, &local)) {
-      ++port.counters.rx_no_wqe_drops;  // no CQE (spec §4.9)
+      ++port.counters.rx_no_wqe_drops;  // no CQE (doc/hardware.md §4.9)
       return;
     }
     b = &local;

@@ -1,6 +1,6 @@
-// TX data path: SQ WQEs up to the doorbell's tail -> checks of spec §6.4 -> gather -> offloads ->
-// wire -> TX CQE (spec §4.5, §4.9). Memory is read only after its SGE was checked against a live
-// MR.
+// TX data path: SQ WQEs up to the doorbell's tail -> checks of doc/hardware.md §6.4 -> gather ->
+// offloads -> wire -> TX CQE (doc/hardware.md §4.5, §4.9). Memory is read only after its SGE was
+// checked against a live MR.
 #include <chrono>
 #include <cstring>
 #include <thread>
@@ -48,7 +48,7 @@ unsigned DeviceImpl::process_sq(Sq& sq, unsigned budget) {
     }
     sq.consumed_bu = (sq.consumed_bu + w.size_bu) & kBuMask;
     ++sq.counters.wqes;
-    // A suppressed WQE that succeeds produces no CQE; errors always do (spec §4.9).
+    // A suppressed WQE that succeeds produces no CQE; errors always do (doc/hardware.md §4.9).
     if (r.type != hw::kCqeTxOkay || !hw::TxShortOob::SuppressCqe::get(dw0)) complete_tx(sq, w, r);
   }
   return n;

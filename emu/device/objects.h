@@ -70,7 +70,7 @@ struct Cq : QueueBase {
   bool warned_doorbell = false;
 };
 
-// Positions on an SQ/RQ are 27-bit BU offsets (spec §4.1).
+// Positions on an SQ/RQ are 27-bit BU offsets (doc/hardware.md §4.1).
 inline constexpr uint32_t kBuMask = (1u << 27) - 1;
 
 struct WorkQueue : QueueBase {

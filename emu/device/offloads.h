@@ -1,5 +1,5 @@
-// Per-frame offloads of the emulated NIC (spec §4.10): TX checksum completion and VLAN insertion,
-// RX VLAN stripping and checksum verification.
+// Per-frame offloads of the emulated NIC (doc/hardware.md §4.10): TX checksum completion and VLAN
+// insertion, RX VLAN stripping and checksum verification.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
-// RSS on the emulated NIC (spec §2.5, §4.10): the NDIS hash input of a parsed frame and a
-// table-driven Toeplitz hash (one lookup per input byte) so that the per-packet cost stays small.
+// RSS on the emulated NIC (doc/hardware.md §2.5, §4.10): the NDIS hash input of a parsed frame and
+// a table-driven Toeplitz hash (one lookup per input byte) so that the per-packet cost stays small.
 #pragma once
 
 #include <array>

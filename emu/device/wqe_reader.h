@@ -1,6 +1,6 @@
-// Reading a WQE from an SQ/RQ ring (spec §4.1, §4.2) and checking its SGL against the registered
-// memory (spec §6.4), shared by the TX and RX paths. Nothing here touches memory outside the ring
-// or a live MR. Inline: this is the per-packet path of both directions.
+// Reading a WQE from an SQ/RQ ring (doc/hardware.md §4.1, §4.2) and checking its SGL against the
+// registered memory (doc/hardware.md §6.4), shared by the TX and RX paths. Nothing here touches
+// memory outside the ring or a live MR. Inline: this is the per-packet path of both directions.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
-// Decoder for the x86-64 store instructions a compiler emits for an MMIO write (design §4, trap
-// mode): given the bytes at the faulting RIP and the saved registers, it tells how long the
+// Decoder for the x86-64 store instructions a compiler emits for an MMIO write (doc/emulator.md,
+// trap mode): given the bytes at the faulting RIP and the saved registers, it tells how long the
 // instruction is, how many bytes it stores and which value. Pure: no globals, no allocation, safe
 // to call from a signal handler.
 #pragma once

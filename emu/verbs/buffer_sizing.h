@@ -1,5 +1,5 @@
-// Queue buffer sizes and user-space limits as rdma-core 44's libmana computes them (spec §3.2).
-// Pure functions so that the rules are unit-tested apart from the LD_PRELOAD library.
+// Queue buffer sizes and user-space limits as rdma-core 44's libmana computes them (doc/hardware.md
+// §3.2). Pure functions so that the rules are unit-tested apart from the LD_PRELOAD library.
 #pragma once
 
 #include <cstddef>

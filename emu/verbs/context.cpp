@@ -41,7 +41,7 @@ void fill_device_attr(EmuContext* ctx, ibv_device_attr* a) {
   a->vendor_part_id = ctx->dev->vendor_part_id;
   a->max_qp = static_cast<int>(l.max_qp);
   a->max_qp_wr = static_cast<int>(l.max_qp_wr);
-  // uverbs reports max_sge = min(send, recv) (spec §6.1).
+  // uverbs reports max_sge = min(send, recv) (doc/hardware.md §6.1).
   a->max_sge = static_cast<int>(std::min(l.max_send_sge, l.max_recv_sge));
   a->max_cq = static_cast<int>(l.max_qp);
   a->max_cqe = static_cast<int>(l.max_cqe);

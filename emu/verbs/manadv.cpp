@@ -1,4 +1,5 @@
-// manadv_init_obj: the cached queue geometry of spec §3.3, no other validation (as libmana).
+// manadv_init_obj: the cached queue geometry of doc/hardware.md §3.3, no other validation (as
+// libmana).
 #include <cerrno>
 
 #include "verbs/exports.h"

@@ -9,7 +9,7 @@ import time
 
 from harness import Failure, wait_for_interface
 
-# MANA's default RSS key (spec §2.5), used when the application gives none.
+# MANA's default RSS key (doc/hardware.md §2.5), used when the application gives none.
 MANA_DEFAULT_RSS_KEY = bytes.fromhex(
     "2cc681d15bdbf4f7fca28319db1a3e946b9e38d92c9c03d1ad9944a7d9563d59063c25f3fc1fdc2a")
 

@@ -141,7 +141,7 @@ def test_vlan_strip_and_insert():
         return Capture(TAP, lambda f: f.haslayer(Raw) and bytes(f[Raw]).startswith(b"vlan")
                        and f[Ether].src.lower() == PORT_MAC)
 
-    # RX without VLAN_STRIP: the NIC strips the tag and reports the VID only (spec §4.10); the
+    # RX without VLAN_STRIP: the NIC strips the tag and reports the VID only (doc/hardware.md §4.10); the
     # driver puts the tag back into the data (PCP 0), as DPDK's semantics want, and it goes back
     # out with the frame.
     capture = frames_back()

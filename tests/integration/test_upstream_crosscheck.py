@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Fidelity cross-check of the emulator (design §4): DPDK's own net_mana, built locally from Debian's
+"""Fidelity cross-check of the emulator (doc/emulator.md): DPDK's own net_mana, built locally from Debian's
 DPDK 22.11 source package (never committed), forwards packets on the emulator unmodified, one queue
 per port; and so does ours, in the same application.
 

@@ -1,5 +1,5 @@
 // Header parsing of an Ethernet frame: what the emulated NIC (checksums, RSS, VLAN) and the test
-// checkers need to know about it (spec §4.10).
+// checkers need to know about it (doc/hardware.md §4.10).
 #pragma once
 
 #include <cstddef>

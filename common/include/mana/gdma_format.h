@@ -1,4 +1,4 @@
-// MANA (GDMA) data-path formats of spec §4: WQEs, OOBs, SGEs, CQEs and doorbells.
+// MANA (GDMA) data-path formats of doc/hardware.md §4: WQEs, OOBs, SGEs, CQEs and doorbells.
 //
 // Each hardware structure is a plain type of little-endian 32-bit words with typed accessors, so
 // the byte layout is explicit (no compiler-dependent bit-field allocation) and checked by
@@ -15,7 +15,7 @@ namespace mana::hw {
 static_assert(std::endian::native == std::endian::little,
               "MANA structures are little-endian and mapped in place");
 
-// ---- geometry (spec §4.1, §6.1)
+// ---- geometry (doc/hardware.md §4.1, §6.1)
 // -------------------------------------------------------------------
 inline constexpr uint32_t kBasicUnit = 32;  // WQE granule
 inline constexpr uint32_t kMaxSqeSize = 512;
@@ -57,7 +57,7 @@ struct Field {
   }
 };
 
-// ---- WQE header: the 8-byte GDMA DMA OOB (spec §4.2)
+// ---- WQE header: the 8-byte GDMA DMA OOB (doc/hardware.md §4.2)
 // ---------------------------------------------
 struct WqeHeader {
   uint32_t dw0;  // reserved / last_vbytes: written as 0
@@ -75,7 +75,7 @@ struct WqeHeader {
 };
 static_assert(sizeof(WqeHeader) == kDmaOobSize);
 
-// ---- scatter-gather element (spec §4.2)
+// ---- scatter-gather element (doc/hardware.md §4.2)
 // ----------------------------------------------------------
 struct Sge {
   uint64_t address;  // process virtual address
@@ -87,7 +87,7 @@ static_assert(offsetof(Sge, mem_key) == 8 && offsetof(Sge, size) == 12);
 // The SGE written when a WQE carries no data (num_sge stays 0).
 inline constexpr Sge kDummySge{1, 0, 0};
 
-// ---- TX client OOB (spec §4.3)
+// ---- TX client OOB (doc/hardware.md §4.3)
 // -------------------------------------------------------------------
 enum class PacketFormat : uint32_t { kShort = 0, kLong = 1 };
 
@@ -130,7 +130,7 @@ static_assert(offsetof(TxOob, l) == 8);
 
 constexpr uint32_t vsq_frame_of(uint32_t sq_id) { return (sq_id >> 10) & 0x3FFF; }
 
-// ---- completion queue entry (spec §4.5, §4.7)
+// ---- completion queue entry (doc/hardware.md §4.5, §4.7)
 // ----------------------------------------------------
 enum CqeType : uint32_t {
   kCqeInvalid = 0,
@@ -152,7 +152,7 @@ enum CqeType : uint32_t {
 inline constexpr uint32_t kCqeTypeCount = 42;
 inline constexpr uint32_t kClientTypeCompletion = 1;
 
-// Vendor error codes the emulator reports with error CQEs (spec §6.4 recommendation).
+// Vendor error codes the emulator reports with error CQEs (doc/hardware.md §6.4 recommendation).
 inline constexpr uint32_t kVendorErrAddrRange = 0x207;
 
 struct RxPacketInfo {
@@ -209,7 +209,7 @@ struct Cqe {
 };
 static_assert(sizeof(Cqe) == kCqeSize);
 
-// NDIS hash-type bits of Cqe::RxHashType (spec §4.7).
+// NDIS hash-type bits of Cqe::RxHashType (doc/hardware.md §4.7).
 enum HashType : uint32_t {
   kHashIpv4 = 1u << 0,
   kHashTcpIpv4 = 1u << 1,
@@ -225,7 +225,7 @@ inline constexpr uint32_t kHashL3 = kHashIpv4 | kHashIpv6 | kHashIpv6Ex;
 inline constexpr uint32_t kHashL4 =
     kHashTcpIpv4 | kHashUdpIpv4 | kHashTcpIpv6 | kHashUdpIpv6 | kHashTcpIpv6Ex | kHashUdpIpv6Ex;
 
-// ---- CQ owner-bit protocol (spec §4.5)
+// ---- CQ owner-bit protocol (doc/hardware.md §4.5)
 // ----------------------------------------------------------- The consumer's free-running index
 // starts at `count`; entry j of the CQ's life sits in slot j mod count with owner (1 + j / count)
 // mod 8.
@@ -243,7 +243,7 @@ constexpr CqeState cqe_state(uint32_t owner, uint32_t head, unsigned log2_count)
   return CqeState::kOverflow;
 }
 
-// ---- doorbells (spec §4.8)
+// ---- doorbells (doc/hardware.md §4.8)
 // -----------------------------------------------------------------------
 inline constexpr uint32_t kDoorbellPageSize = 4096;
 inline constexpr uint32_t kSqDoorbellOffset = 0x000;

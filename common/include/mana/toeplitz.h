@@ -1,4 +1,4 @@
-// Toeplitz hash as NDIS/MANA RSS computes it (spec §4.10), and the NDIS hash inputs.
+// Toeplitz hash as NDIS/MANA RSS computes it (doc/hardware.md §4.10), and the NDIS hash inputs.
 #pragma once
 
 #include <cstddef>
@@ -6,7 +6,7 @@
 
 namespace mana {
 
-// The default RSS key of spec §2.5 (40 bytes).
+// The default RSS key of doc/hardware.md §2.5 (40 bytes).
 extern const uint8_t kDefaultRssKey[40];
 
 // 32-bit Toeplitz hash of `input` under `key` (key_len >= input_len + 4).

@@ -1,5 +1,5 @@
-// ethdev operations of a port: configure, device info, link, start/stop/close (spec §2.3, §2.4,
-// §2.8, §5.3). Queue, RSS and statistics operations live in their own files.
+// ethdev operations of a port: configure, device info, link, start/stop/close (doc/hardware.md
+// §2.3, §2.4, §2.8, §5.3). Queue, RSS and statistics operations live in their own files.
 #include "ethdev_ops.h"
 
 #include <cerrno>
@@ -123,7 +123,8 @@ int dev_infos_get(rte_eth_dev* dev, rte_eth_dev_info* info) {
   return 0;
 }
 
-// The vPort is up as long as the VF exists; the NIC reports no speed changes (spec §5.1).
+// The vPort is up as long as the VF exists; the NIC reports no speed changes (doc/hardware.md
+// §5.1).
 int link_update(rte_eth_dev* dev, int /*wait_to_complete*/) {
   rte_eth_link link{};
   link.link_speed = RTE_ETH_SPEED_NUM_100G;

@@ -1,6 +1,6 @@
-// GDMA queue helpers of the data path (spec §4.1, §4.5, §4.8, §7): the WQE writer with SGL
-// wrap-around, CQ polling with the owner-bit protocol and doorbell stores. Header-only so that the
-// burst functions inline them; no division: ring sizes are powers of two.
+// GDMA queue helpers of the data path (doc/hardware.md §4.1, §4.5, §4.8, §7): the WQE writer with
+// SGL wrap-around, CQ polling with the owner-bit protocol and doorbell stores. Header-only so that
+// the burst functions inline them; no division: ring sizes are powers of two.
 #pragma once
 
 #include <cstdint>
@@ -26,9 +26,9 @@ struct WorkQueue {
 inline uint32_t wq_free_bu(const WorkQueue& q) { return q.capacity_bu - (q.head_bu - q.tail_bu); }
 
 // Writes one WQE at the queue's head and advances the head. `oob` holds `oob_size` (8 or 24) bytes
-// of client OOB; `sgl` has `num_sge` entries (an empty SGL writes the dummy SGE of spec §4.2).
-// The caller has checked the free space. Returns the client OOB's address in the ring (the OOB
-// never wraps) so that a caller may still patch it before ringing the doorbell.
+// of client OOB; `sgl` has `num_sge` entries (an empty SGL writes the dummy SGE of doc/hardware.md
+// §4.2). The caller has checked the free space. Returns the client OOB's address in the ring (the
+// OOB never wraps) so that a caller may still patch it before ringing the doorbell.
 inline uint8_t* post_wqe(WorkQueue& q, const void* oob, uint32_t oob_size, const hw::Sge* sgl,
                          uint32_t num_sge) {
   const uint32_t start = (q.head_bu * hw::kBasicUnit) & q.size_mask;
@@ -57,7 +57,7 @@ struct CompletionQueue {
   hw::Cqe* ring = nullptr;
   uint32_t mask = 0;  // count - 1
   uint8_t log2_count = 0;
-  uint32_t head = 0;  // free-running consumer index, starts at count (spec §4.5)
+  uint32_t head = 0;  // free-running consumer index, starts at count (doc/hardware.md §4.5)
   uint32_t id = 0;
   uint32_t doorbell_head = 0;  // `head` when the last CQ doorbell was rung
 };
@@ -89,7 +89,7 @@ inline CqPoll cq_peek(const CompletionQueue& cq, const hw::Cqe** cqe) {
   return CqPoll::kValid;
 }
 
-// Doorbells: all ring writes become visible before the single 64-bit store (spec §4.8).
+// Doorbells: all ring writes become visible before the single 64-bit store (doc/hardware.md §4.8).
 inline void ring_doorbell(void* db_page, uint32_t offset, uint64_t value) {
   rte_wmb();
   rte_write64_relaxed(value, static_cast<uint8_t*>(db_page) + offset);
@@ -103,7 +103,8 @@ inline void ring_rq_doorbell(void* db_page, const WorkQueue& rq) {
                 hw::rq_doorbell(rq.id, rq.head_bu * hw::kBasicUnit));
 }
 
-// The CQ doorbell carries the consumer index modulo count * 8 (the owner-bit space, spec §4.8).
+// The CQ doorbell carries the consumer index modulo count * 8 (the owner-bit space, doc/hardware.md
+// §4.8).
 inline void ring_cq_doorbell(void* db_page, CompletionQueue& cq, bool arm) {
   const uint32_t index_space = (cq.mask + 1) * (hw::kOwnerMask + 1);
   ring_doorbell(db_page, hw::kCqDoorbellOffset,

@@ -1,5 +1,5 @@
-// The sysfs contract of spec §2.2, read through ibv_device::ibdev_path: which PCI function an RDMA
-// device belongs to, and which netdev (name, MAC) is each of its ports.
+// The sysfs contract of doc/hardware.md §2.2, read through ibv_device::ibdev_path: which PCI
+// function an RDMA device belongs to, and which netdev (name, MAC) is each of its ports.
 #pragma once
 
 #include <net/if.h>

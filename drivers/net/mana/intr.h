@@ -1,5 +1,5 @@
-// Device events (spec §2.7): the verbs async fd is watched by the EAL interrupt thread; a fatal
-// device event (VF hot-removed) becomes RTE_ETH_EVENT_INTR_RMV for the application.
+// Device events (doc/hardware.md §2.7): the verbs async fd is watched by the EAL interrupt thread;
+// a fatal device event (VF hot-removed) becomes RTE_ETH_EVENT_INTR_RMV for the application.
 #pragma once
 
 struct rte_eth_dev;

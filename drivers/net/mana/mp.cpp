@@ -100,7 +100,7 @@ void install_bursts(uint16_t port_id, bool started) {
   dev->rx_pkt_burst =
       started ? select_rx_burst(dev->data->dev_conf.rxmode.offloads) : rx_burst_stopped;
   dev->tx_pkt_burst = started ? select_port_tx_burst(dev) : tx_burst_stopped;
-  // 22.11 captured the fast-path ops at attach time: update them too (spec §3.6).
+  // 22.11 captured the fast-path ops at attach time: update them too (doc/hardware.md §3.6).
   rte_eth_fp_ops[port_id].rx_pkt_burst = dev->rx_pkt_burst;
   rte_eth_fp_ops[port_id].tx_pkt_burst = dev->tx_pkt_burst;
   rte_eth_fp_ops[port_id].tx_pkt_prepare = dev->tx_pkt_prepare;

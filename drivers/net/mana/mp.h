@@ -1,6 +1,6 @@
-// Multi-process support (spec §3.6) over the rte_mp action "net_mana_mp": a secondary attaches to
-// the primary's ports, gets the verbs cmd fd to map the same doorbell page, asks the primary to
-// register memory, and follows the primary's start/stop of the data path.
+// Multi-process support (doc/hardware.md §3.6) over the rte_mp action "net_mana_mp": a secondary
+// attaches to the primary's ports, gets the verbs cmd fd to map the same doorbell page, asks the
+// primary to register memory, and follows the primary's start/stop of the data path.
 #pragma once
 
 struct rte_eth_dev;

@@ -1,4 +1,4 @@
-// Memory-registration cache (spec §2.6): which lkey covers an address.
+// Memory-registration cache (doc/hardware.md §2.6): which lkey covers an address.
 //
 // Two levels: a per-queue MRU of a few ranges (no lock, the queue's own thread only) in front of a
 // per-port table sorted by start address (DPDK memory, binary search, spinlock: it is only reached

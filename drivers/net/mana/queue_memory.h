@@ -1,5 +1,5 @@
-// Queue memory for libmana (spec §3.1): rings are allocated by DPDK (hugepage memory, page
-// aligned, zeroed) on the socket of the queue being created.
+// Queue memory for libmana (doc/hardware.md §3.1): rings are allocated by DPDK (hugepage memory,
+// page aligned, zeroed) on the socket of the queue being created.
 #pragma once
 
 struct ibv_context;

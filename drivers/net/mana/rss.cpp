@@ -58,7 +58,7 @@ int rss_hash_conf_get(rte_eth_dev* dev, rte_eth_rss_conf* conf) {
   return 0;
 }
 
-// The kernel programs entry i with the WQ of index i mod table size (spec §2.5).
+// The kernel programs entry i with the WQ of index i mod table size (doc/hardware.md §2.5).
 int reta_query(rte_eth_dev* dev, rte_eth_rss_reta_entry64* conf, uint16_t size) {
   if (size != hw::kRssTableSize) {
     MANA_DRV_LOG(ERR, "port %u: the RSS table has %u entries, not %u", dev->data->port_id,

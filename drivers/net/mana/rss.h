@@ -1,4 +1,5 @@
-// RSS configuration (spec §2.5): key, hash types and the fixed 64-entry indirection table.
+// RSS configuration (doc/hardware.md §2.5): key, hash types and the fixed 64-entry indirection
+// table.
 #pragma once
 
 #include <cstdint>

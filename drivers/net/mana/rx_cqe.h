@@ -1,6 +1,6 @@
-// Decoding of RX completions (spec §4.7, §4.10) into mbuf metadata: packet count of a CQE (okay or
-// coalesced), checksum flags, packet type and RSS-hash validity. Pure functions of the CQE so that
-// they are unit-tested and inlined into the RX burst.
+// Decoding of RX completions (doc/hardware.md §4.7, §4.10) into mbuf metadata: packet count of a
+// CQE (okay or coalesced), checksum flags, packet type and RSS-hash validity. Pure functions of the
+// CQE so that they are unit-tested and inlined into the RX burst.
 #pragma once
 
 #include <cstdint>
@@ -36,7 +36,7 @@ inline uint64_t rx_checksum_flags(uint32_t dw1) {
 }
 
 // The hash is valid when the NIC reports any hash type: a bit test, not equality with the composite
-// L3/L4 masks (upstream bug, spec §6.3 item 3).
+// L3/L4 masks (upstream bug, doc/hardware.md §6.3 item 3).
 inline bool rx_hash_valid(uint32_t dw1) {
   return (Cqe::RxHashType::get(dw1) & (hw::kHashL3 | hw::kHashL4)) != 0;
 }
@@ -78,7 +78,7 @@ inline uint32_t rx_l3_ptype_of_frame(const uint8_t* frame) {
   return 0;
 }
 
-// The NIC strips the outer 802.1Q tag and reports the VID only (spec §4.10).
+// The NIC strips the outer 802.1Q tag and reports the VID only (doc/hardware.md §4.10).
 inline bool rx_vlan_present(uint32_t dw1) { return Cqe::RxVlanPresent::get(dw1) != 0; }
 inline uint16_t rx_vlan_tci(uint32_t dw1) { return static_cast<uint16_t>(Cqe::RxVlanId::get(dw1)); }
 

@@ -1,5 +1,5 @@
-// RX queue interrupts (spec §2.7): one completion channel per RX queue, its fd in the ethdev
-// interrupt vector; enable arms the CQ through its doorbell, disable consumes the event.
+// RX queue interrupts (doc/hardware.md §2.7): one completion channel per RX queue, its fd in the
+// ethdev interrupt vector; enable arms the CQ through its doorbell, disable consumes the event.
 #pragma once
 
 #include <cstdint>

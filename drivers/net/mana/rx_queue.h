@@ -1,5 +1,5 @@
-// RX queue control (spec §2.3-§2.5, §2.8): setup/release of the software rings, and at start/stop
-// the verbs objects (CQ + WQ per queue, indirection table, RSS QP) and the posted mbufs.
+// RX queue control (doc/hardware.md §2.3-§2.5, §2.8): setup/release of the software rings, and at
+// start/stop the verbs objects (CQ + WQ per queue, indirection table, RSS QP) and the posted mbufs.
 #pragma once
 
 #include <cstdint>
@@ -26,7 +26,8 @@ int rx_queues_start(rte_eth_dev* dev);
 // Destroys the RSS QP, table, WQs and CQs and frees every posted mbuf.
 void rx_queues_stop(rte_eth_dev* dev);
 
-// The RQ WQE of one receive buffer (spec §4.4): 8 zero bytes of OOB, one SGE over the data room.
+// The RQ WQE of one receive buffer (doc/hardware.md §4.4): 8 zero bytes of OOB, one SGE over the
+// data room.
 inline void post_rx_buffer(RxQueue& q, rte_mbuf* m, uint32_t lkey) {
   static constexpr uint64_t kZeroOob = 0;
   const hw::Sge sge{reinterpret_cast<uintptr_t>(m->buf_addr) + RTE_PKTMBUF_HEADROOM, lkey,

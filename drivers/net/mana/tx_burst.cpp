@@ -1,6 +1,6 @@
-// TX burst (spec §4.2, §4.3, §4.9, §4.10, §7): reclaim completions, then post one WQE per packet
-// until the first one that cannot be sent, with CQE suppression on all but the last, and ring the
-// SQ doorbell once. No locks, allocation, division or logging.
+// TX burst (doc/hardware.md §4.2, §4.3, §4.9, §4.10, §7): reclaim completions, then post one WQE
+// per packet until the first one that cannot be sent, with CQE suppression on all but the last, and
+// ring the SQ doorbell once. No locks, allocation, division or logging.
 #include <cstring>
 
 #include <rte_mbuf.h>

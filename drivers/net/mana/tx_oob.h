@@ -1,5 +1,6 @@
-// The TX client OOB (spec §4.3) built from an mbuf's offload request. Every field is written (no
-// stale bits, spec §6.3 item 2); the per-queue constant part is computed once at queue start.
+// The TX client OOB (doc/hardware.md §4.3) built from an mbuf's offload request. Every field is
+// written (no stale bits, doc/hardware.md §6.3 item 2); the per-queue constant part is computed
+// once at queue start.
 #pragma once
 
 #include <cstdint>

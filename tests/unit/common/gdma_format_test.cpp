@@ -1,4 +1,4 @@
-// Byte checks of spec §4 against the format types.
+// Byte checks of doc/hardware.md §4 against the format types.
 #include "mana/gdma_format.h"
 
 #include <cstring>
@@ -71,7 +71,8 @@ TEST(GdmaFormat, TxLongOobByteChecks) {
   EXPECT_EQ(b[15], 0x0f);
 }
 
-// The worked example of spec §4.3: IPv4/TCP with checksum offload, CQ 5, SQ 0x15, vPort offset 0.
+// The worked example of doc/hardware.md §4.3: IPv4/TCP with checksum offload, CQ 5, SQ 0x15, vPort
+// offset 0.
 TEST(GdmaFormat, TxWorkedExample) {
   struct {
     WqeHeader h;

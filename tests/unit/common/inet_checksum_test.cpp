@@ -108,7 +108,7 @@ TEST(InetChecksum, PseudoHeaderSumsMatchDpdk) {
       // DPDK maps a computed 0 to 0xFFFF (the UDP rule); compare the one's-complement values.
       if (dpdk == 0xFFFF && ours == 0) dpdk = 0;
       ASSERT_EQ(ours, dpdk) << "round " << round << " v6=" << v6;
-      // Pseudo-header seeds as DPDK computes them (non-inverted, spec §4.10).
+      // Pseudo-header seeds as DPDK computes them (non-inverted, doc/hardware.md §4.10).
       const uint16_t dpdk_phdr = rte_be_to_cpu_16(
           v6 ? rte_ipv6_phdr_cksum(reinterpret_cast<rte_ipv6_hdr*>(pkt.data()), 0)
              : rte_ipv4_phdr_cksum(reinterpret_cast<rte_ipv4_hdr*>(pkt.data()), 0));

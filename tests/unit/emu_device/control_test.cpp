@@ -1,4 +1,4 @@
-// Control calls: objects, ids, limits and errnos of mana_ib (spec §3.4, §6.1, §6.2).
+// Control calls: objects, ids, limits and errnos of mana_ib (doc/hardware.md §3.4, §6.1, §6.2).
 #include <gtest/gtest.h>
 
 #include <cerrno>

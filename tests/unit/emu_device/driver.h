@@ -1,6 +1,6 @@
 // A minimal driver for device tests: it owns rings in plain page-aligned memory, writes WQEs in the
-// hardware format (spec §4.2-§4.4), rings doorbells through Device::ring and consumes CQEs with the
-// owner-bit protocol of spec §4.5 (for any CQ size).
+// hardware format (doc/hardware.md §4.2-§4.4), rings doorbells through Device::ring and consumes
+// CQEs with the owner-bit protocol of doc/hardware.md §4.5 (for any CQ size).
 #pragma once
 
 #include <cstdint>
@@ -42,7 +42,7 @@ class CqRing {
   explicit CqRing(uint32_t count);
   // The next valid CQE, or null when none; an overflow fails the test.
   const hw::Cqe* next();
-  // The 31-bit consumer index for an arming CQ doorbell (spec §2.7, §4.8).
+  // The 31-bit consumer index for an arming CQ doorbell (doc/hardware.md §2.7, §4.8).
   uint32_t arm_index() const { return head_ % (count_ * 8); }
   uint32_t count() const { return count_; }
   void* buffer() const { return mem_.data(); }

@@ -1,5 +1,5 @@
-// Completion events (spec §2.7, §4.8, §6.4 arming), hot removal of the data path, and a pair wire
-// between two ports built by make_wires.
+// Completion events (doc/hardware.md §2.7, §4.8, §6.4 arming), hot removal of the data path, and a
+// pair wire between two ports built by make_wires.
 #include <gtest/gtest.h>
 #include <sys/eventfd.h>
 #include <unistd.h>

@@ -34,7 +34,7 @@ uint32_t l4_checksum_offset(const FlowSpec& f);
 // The checksum a correct sender stores in the L4 field (host order of the big-endian field),
 // computed over the frame as built (the field itself is treated as zero).
 uint16_t expected_l4_checksum(const std::vector<uint8_t>& frame, const FlowSpec& f);
-// The pseudo-header seed a driver writes for L4 checksum offload (spec §4.10).
+// The pseudo-header seed a driver writes for L4 checksum offload (doc/hardware.md §4.10).
 uint16_t pseudo_header_seed(const std::vector<uint8_t>& frame, const FlowSpec& f);
 
 inline uint16_t load_be16(const uint8_t* p) { return static_cast<uint16_t>((p[0] << 8) | p[1]); }

@@ -1,5 +1,6 @@
-// TX data path: WQE parsing across ring and CQ wraps, the checks of spec §6.4 and their error CQEs,
-// CQE suppression (spec §4.9), checksum and VLAN offloads (spec §4.10), doorbell handling.
+// TX data path: WQE parsing across ring and CQ wraps, the checks of doc/hardware.md §6.4 and their
+// error CQEs, CQE suppression (doc/hardware.md §4.9), checksum and VLAN offloads (doc/hardware.md
+// §4.10), doorbell handling.
 #include <gtest/gtest.h>
 
 #include <cstring>

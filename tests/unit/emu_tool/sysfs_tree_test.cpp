@@ -110,7 +110,7 @@ TEST(SysfsTree, RdmaDevicesWithoutSplitResolveThroughTheDeviceLink) {
   EXPECT_EQ(read(ib + "/mana_0/node_type"), "1: CA\n");
   EXPECT_EQ(link_target(ib + "/mana_0/device"), dir.path() + "/sys/bus/pci/devices/7870:00:00.0");
   EXPECT_EQ(link_target(ib + "/mana_1/device"), dir.path() + "/sys/bus/pci/devices/7870:00:01.0");
-  // What the PMD reads through ibdev_path (spec §2.2).
+  // What the PMD reads through ibdev_path (doc/hardware.md §2.2).
   EXPECT_NE(read(ib + "/mana_1/device/uevent").find("PCI_SLOT_NAME=7870:00:01.0\n"),
             std::string::npos);
   EXPECT_EQ(read(ib + "/mana_0/device/net/eth2/dev_port"), "1\n");

@@ -1,4 +1,4 @@
-// libmana v44's buffer sizing (spec §3.2), checked against the spec's worked values.
+// libmana v44's buffer sizing (doc/hardware.md §3.2), checked against the spec's worked values.
 #include <gtest/gtest.h>
 
 #include "verbs/buffer_sizing.h"

@@ -1,6 +1,7 @@
-// Object creation as DPDK's net_mana does it (spec §2.3, §2.4), manadv_init_obj's view (§3.3), and
-// the error paths of libmana v44 and the kernel (§3.1, §3.2, §6.2, §6.4), ending with every object
-// freed (the device's live-object counts back to zero, every queue buffer back to the allocator).
+// Object creation as DPDK's net_mana does it (doc/hardware.md §2.3, §2.4), manadv_init_obj's view
+// (§3.3), and the error paths of libmana v44 and the kernel (§3.1, §3.2, §6.2, §6.4), ending with
+// every object freed (the device's live-object counts back to zero, every queue buffer back to the
+// allocator).
 #include <gtest/gtest.h>
 
 #include <cerrno>
@@ -36,7 +37,7 @@ void check_dpdk_sequence() {
   ASSERT_EQ(txq.create(port, 256), 0);
   RxQueue rxq;
   ASSERT_EQ(rxq.create(port, 256), 0);
-  // manadv_init_obj: the geometry libmana caches (spec §3.2/§3.3).
+  // manadv_init_obj: the geometry libmana caches (doc/hardware.md §3.2/§3.3).
   EXPECT_NE(txq.mqp.sq_buf, nullptr);
   EXPECT_EQ(txq.mqp.sq_count, 256u);
   EXPECT_EQ(txq.mqp.sq_size, 65536u);
@@ -152,7 +153,7 @@ TEST(TrapObjects, KernelErrorPaths) {
   ASSERT_NE(cq2, nullptr);
   ibv_qp* qp = raw_qp(port.ppd, cq, 64, 15);
   ASSERT_NE(qp, nullptr) << strerror(errno);
-  // Another PD on the same port: the vPort has an owner (spec §6.2).
+  // Another PD on the same port: the vPort has an owner (doc/hardware.md §6.2).
   ibv_pd* pd2 = ibv_alloc_pd(port.ctx);
   ASSERT_NE(pd2, nullptr);
   ibv_parent_domain_init_attr pattr{};

@@ -1,5 +1,5 @@
-// Probe as DPDK does (spec §2.1, §2.2): device list, sysfs through ibdev_path, attributes through
-// the static-inline verbs that need our verbs_context layout.
+// Probe as DPDK does (doc/hardware.md §2.1, §2.2): device list, sysfs through ibdev_path,
+// attributes through the static-inline verbs that need our verbs_context layout.
 #include <gtest/gtest.h>
 #include <unistd.h>
 

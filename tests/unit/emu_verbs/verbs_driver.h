@@ -1,6 +1,7 @@
 // A driver-like user of the verbs/manadv API, creating every object the way DPDK's net_mana does
-// (spec §2.1, §2.3, §2.4) and running a minimal data path over the returned rings (spec §4).
-// Only the real rdma-core API and headers are used: under LD_PRELOAD they reach libmana_emu.so.
+// (doc/hardware.md §2.1, §2.3, §2.4) and running a minimal data path over the returned rings
+// (doc/hardware.md §4). Only the real rdma-core API and headers are used: under LD_PRELOAD they
+// reach libmana_emu.so.
 #pragma once
 
 #include <infiniband/manadv.h>
@@ -13,7 +14,7 @@
 namespace mana::emu::test {
 
 // The ibv_device of a PCI function (by <ibdev_path>/device/uevent) that accepts raw QPs (the
-// 22.11.9+ filter of spec §2.1 step 4); nullptr when none. `list` must stay alive.
+// 22.11.9+ filter of doc/hardware.md §2.1 step 4); nullptr when none. `list` must stay alive.
 ibv_device* find_device(ibv_device** list, const std::string& pci, bool skip_rnic = true);
 
 // Reads a whole sysfs-style file ("" when missing).
@@ -74,7 +75,7 @@ struct PacketMemory {
   void dereg();
 };
 
-// Data path helpers (ring memory and doorbells exactly as spec §4.2-§4.8).
+// Data path helpers (ring memory and doorbells exactly as doc/hardware.md §4.2-§4.8).
 void post_rx(RxQueue& rxq, uint64_t addr, uint32_t lkey, uint32_t len);
 void ring_rq(RxQueue& rxq);
 void post_tx(TxQueue& txq, uint64_t addr, uint32_t lkey, uint32_t len);

@@ -1,5 +1,5 @@
-// Control-path rules on a fake ethdev (spec §2.3, §2.5, §5.3): device limits reported, queue-count
-// refusals, ring sizes, RSS configuration and the indirection table.
+// Control-path rules on a fake ethdev (doc/hardware.md §2.3, §2.5, §5.3): device limits reported,
+// queue-count refusals, ring sizes, RSS configuration and the indirection table.
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>

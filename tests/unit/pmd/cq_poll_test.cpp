@@ -1,5 +1,5 @@
-// CQ polling with the owner-bit protocol across many wraps (spec §4.5), and decoding of RX CQEs,
-// coalesced ones included (spec §4.7, §4.10).
+// CQ polling with the owner-bit protocol across many wraps (doc/hardware.md §4.5), and decoding of
+// RX CQEs, coalesced ones included (doc/hardware.md §4.7, §4.10).
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -13,7 +13,8 @@ namespace {
 
 using namespace mana;
 
-// The producer side of spec §4.5: the j-th CQE of the CQ's life, data first, owner bits last.
+// The producer side of doc/hardware.md §4.5: the j-th CQE of the CQ's life, data first, owner bits
+// last.
 class FakeCqProducer {
  public:
   explicit FakeCqProducer(uint32_t count)

@@ -1,4 +1,4 @@
-// The WQE writer and doorbells against the spec's byte checks (spec §4.1-§4.3, §4.8).
+// The WQE writer and doorbells against the spec's byte checks (doc/hardware.md §4.1-§4.3, §4.8).
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -39,7 +39,8 @@ uint32_t u32_at(const uint8_t* p) {
   return v;
 }
 
-// Spec §4.3 worked example: IPv4/TCP with checksum offload, 1 segment, CQ 5, SQ 0x15, vPort 0.
+// doc/hardware.md §4.3 worked example: IPv4/TCP with checksum offload, 1 segment, CQ 5, SQ 0x15,
+// vPort 0.
 TEST(GdmaWqe, WorkedExampleIsByteExact) {
   AlignedBuffer ring(4096);
   WorkQueue sq = make_queue(ring, 6, 0x15);
@@ -106,7 +107,7 @@ TEST(GdmaWqe, LongOobStaysContiguousAndSglWraps) {
   EXPECT_EQ(u64_at(ring.p + 16), 0xB000u);
 }
 
-// Spec §4.3 long-OOB byte checks.
+// doc/hardware.md §4.3 long-OOB byte checks.
 TEST(GdmaWqe, VlanOobByteChecks) {
   const uint32_t pcp = make_tx_vlan_dw2(7 << 13);
   const uint8_t pcp_bytes[4] = {0x08, 0x00, 0x07, 0x00};

@@ -1,4 +1,5 @@
-// The sysfs contract of spec §2.2 on a generated tree: PCI address from uevent, port netdevs.
+// The sysfs contract of doc/hardware.md §2.2 on a generated tree: PCI address from uevent, port
+// netdevs.
 #include <sys/stat.h>
 #include <unistd.h>
 

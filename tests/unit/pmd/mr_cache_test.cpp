@@ -1,5 +1,5 @@
-// The MR cache with fake registrations (spec §2.6): per-queue MRU in front of the sorted port
-// table, whole mempools registered chunk by chunk on first sight, everything deregistered at
+// The MR cache with fake registrations (doc/hardware.md §2.6): per-queue MRU in front of the sorted
+// port table, whole mempools registered chunk by chunk on first sight, everything deregistered at
 // release.
 #include <cstring>
 #include <set>

@@ -1,5 +1,6 @@
-// The RX burst on a fake queue (spec §4.4, §4.5, §4.7, §7): okay and coalesced completions (split
-// across bursts), error completions recycled in place, mbuf exhaustion without holes, one doorbell.
+// The RX burst on a fake queue (doc/hardware.md §4.4, §4.5, §4.7, §7): okay and coalesced
+// completions (split across bursts), error completions recycled in place, mbuf exhaustion without
+// holes, one doorbell.
 #include <cstring>
 #include <string>
 #include <vector>

@@ -1,5 +1,6 @@
-// The TX burst on a fake queue (spec §4.2, §4.3, §4.9, §4.10, §7): CQE suppression on all but the
-// last WQE, completion by okay and error CQEs, stop at the first unsendable packet, offload OOBs.
+// The TX burst on a fake queue (doc/hardware.md §4.2, §4.3, §4.9, §4.10, §7): CQE suppression on
+// all but the last WQE, completion by okay and error CQEs, stop at the first unsendable packet,
+// offload OOBs.
 #include <cerrno>
 #include <cstring>
 #include <vector>
