@@ -244,6 +244,19 @@ def parse_port_stats(text):
     return stats
 
 
+def repeat_until(step, done, what, timeout=120.0):
+    """Calls `step()` until `done(value)` holds for what it returned, and returns that value; fails
+    after `timeout` seconds naming `what` and the last value. Each step is itself a bounded wait (a
+    stats block, a command's answer), so this is the overall bound of a loop over them."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = step()
+        if done(value):
+            return value
+        if time.monotonic() > deadline:
+            raise Failure(f"timed out after {timeout}s waiting for {what}; last: {value}")
+
+
 def show_port_stats(p, last_port=1):
     """Runs `show port stats all` in an interactive testpmd and returns the parsed blocks."""
     mark = len(p.lines)

@@ -59,22 +59,19 @@ def test_lisa_send_receive_two_processes():
     snd = lisa_testpmd(SENDER, fabric, "mana-lisa-snd",
                        ["--forward-mode=txonly", f"--tx-ip={SENDER['ip']},{RECEIVER['ip']}"])
     snd.wait_for(r"txonly packet forwarding", timeout=60)
-    line = 0
-    while True:  # some traffic first: each stats block (every 2 s) is one step of this wait
-        rx, line = receiver_rx_packets(rcv, line)
-        if rx >= 200000:
-            break
+    # Some traffic first: each stats block (every 2 s) is one step of this wait.
+    blocks = [(0, 0)]
+    harness.repeat_until(lambda: blocks.append(receiver_rx_packets(rcv, blocks[-1][1])) or blocks[-1][0],
+                         lambda rx: rx >= 200000, "the receiver to count 200000 packets")
     expect(snd.stop() == 0, "sender failed", snd)
     sent = parse_forward_stats(snd.output())[0]["TX-packets"]
     expect(sent >= 200000, f"sender sent only {sent}", snd)
     # The receiver must count every frame the sender handed to its driver: wait until its counter
     # reaches that number or stops moving (two equal stats blocks in a row, 2 s apart).
-    last = None
-    while True:
-        rx, line = receiver_rx_packets(rcv, line)
-        if rx == sent or rx == last:
-            break
-        last = rx
+    harness.repeat_until(lambda: blocks.append(receiver_rx_packets(rcv, blocks[-1][1])) or
+                         (blocks[-2][0], blocks[-1][0]),
+                         lambda last: last[1] == sent or last[0] == last[1],
+                         f"the receiver to count {sent} packets or stop counting")
     ports = fabric_ports(fabric)
     drops = emu_ctl(rcv, "counters", "0")
     expect(rcv.stop() == 0, "receiver failed", rcv)

@@ -19,13 +19,12 @@ PAIR_PEERS = [f"--eth-peer=0,{emu_mac(1)}", f"--eth-peer=1,{emu_mac(0)}"]
 
 def wait_for_traffic(p, port, minimum=1000, timeout=60):
     """Waits for a periodic stats block in which `port` has received at least `minimum` packets."""
-    start = 0
-    while True:
-        p.wait_for(r"NIC statistics for port %d" % port, timeout=timeout, start=start)
-        m = p.wait_for(r"RX-packets:\s+(\d+)", timeout=timeout, start=len(p.lines) - 1)
-        if int(m.group(1)) >= minimum:
-            return int(m.group(1))
-        start = len(p.lines)
+    def next_block():
+        p.wait_for(r"NIC statistics for port %d" % port, timeout=timeout, start=len(p.lines))
+        m = p.wait_for(r"RX-packets:\s+(\d+)", timeout=timeout, start=p.last_index)
+        return int(m.group(1))
+    return harness.repeat_until(next_block, lambda rx: rx >= minimum,
+                                f"port {port} to receive {minimum} packets", timeout)
 
 
 def forward(mode, emu_opts, prefix, extra=(), ports=(0, 1)):
@@ -127,21 +126,18 @@ def test_pair_counters_match_exactly():
     p.wait_for(rf"Port 1: {emu_mac(1).upper()}")
     p.send("start tx_first 4")
     # Let traffic run until both ports have received a good amount.
-    while True:
-        s = show_port_stats(p)
-        if s[0].get("RX-packets", 0) > 200000 and s[1].get("RX-packets", 0) > 200000:
-            break
+    harness.repeat_until(lambda: show_port_stats(p),
+                         lambda s: all(s[q].get("RX-packets", 0) > 200000 for q in (0, 1)),
+                         "both ports to receive 200000 packets")
     p.send("stop")
     p.wait_for(r"Done\.")
     # Drain what is still in the RX rings, until the counters stop moving.
     p.send("set fwd rxonly")
     p.send("start")
-    last = None
-    while True:
-        s = show_port_stats(p)
-        if s == last:
-            break
-        last = s
+    seen = []
+    harness.repeat_until(lambda: seen.append(show_port_stats(p)) or seen[-2:],
+                         lambda last: len(last) == 2 and last[0] == last[1],
+                         "the port counters to stop moving")
     p.send("stop")
     p.wait_for(r"Done\.", start=len(p.lines) - 1)
     s = show_port_stats(p)

@@ -73,8 +73,8 @@ def test_mempool_exhaustion_is_counted_and_loses_nothing():
     baseline = in_use(p)
     command(p, "port start all")
     command(p, "start tx_first 4", done=r"packet forwarding packets/burst=")
-    while harness.show_port_stats(p, last_port=0)[0].get("RX-nombuf", 0) == 0:
-        pass  # each round trip of `show port stats` is the wait; the loop ends once it is counted
+    harness.repeat_until(lambda: harness.show_port_stats(p, last_port=0)[0].get("RX-nombuf", 0),
+                         lambda nombuf: nombuf > 0, "RX-nombuf to be counted")
     command(p, "stop")
     command(p, "port stop all")
     expect(in_use(p) == baseline, f"mbufs in use {in_use(p)} after exhaustion, baseline {baseline}", p)
