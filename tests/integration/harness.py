@@ -40,8 +40,26 @@ def _loadable(path):
     return copy
 
 
-PMD = _loadable(BUILT_PMD)
+# MANA_PMD=system: the DPDK programs use the net_mana of the installed DPDK, which their EAL loads
+# from its plugin folder (no -d); the cross-check runs another DPDK's driver this way
+# (scripts/crosscheck-trixie.sh). Otherwise they load the one built here.
+SYSTEM_PMD = os.environ.get("MANA_PMD") == "system"
+PMD = None if SYSTEM_PMD else _loadable(BUILT_PMD)
 MANA_EMU = BUILD / "emu/tool/mana-emu"
+
+
+def pmd_args(pmd=None):
+    """The EAL arguments that load the driver under test."""
+    if pmd is None and SYSTEM_PMD:
+        return []
+    return ["-d", str(pmd or PMD)]
+
+
+def emu_profile_args():
+    """MANA_EMU_PROFILE=NAME runs every emulator under that hardware profile (mana-emu --profile);
+    a test's own options come after it and override it."""
+    profile = os.environ.get("MANA_EMU_PROFILE")
+    return ["--profile", profile] if profile else []
 
 
 class Failure(Exception):
@@ -154,7 +172,7 @@ class Program:
 
 def eal_args(prefix, extra=()):
     """EAL arguments that keep concurrent tests apart and need few hugepages."""
-    return ["-l", "0-1", "--file-prefix", prefix, "--huge-unlink", "-m", "256", "-d", PMD, *extra]
+    return ["-l", "0-1", "--file-prefix", prefix, "--huge-unlink", "-m", "256", *pmd_args(), *extra]
 
 
 EMU_BDF = "7870:00:00.0"
@@ -169,11 +187,12 @@ def testpmd_on_emu(emu_opts, prefix, testpmd_opts, eal_extra=None, interactive=F
                    secondaries=False):
     """dpdk-testpmd under `mana-emu run`, probing the emulated VF with our PMD (or `pmd`). Its
     hugepage files are unlinked at once unless secondary processes will need to map them."""
-    eal = ["-l", "0-1", "--file-prefix", prefix, "-m", "256", "-d", pmd or PMD]
+    eal = ["-l", "0-1", "--file-prefix", prefix, "-m", "256", *pmd_args(pmd)]
     if not secondaries:
         eal.append("--huge-unlink")
     eal += eal_extra if eal_extra is not None else ["-a", EMU_BDF]
-    argv = [MANA_EMU, "run", *emu_opts, "--", "dpdk-testpmd", *eal, "--", *testpmd_opts]
+    argv = [MANA_EMU, "run", *emu_profile_args(), *emu_opts, "--", "dpdk-testpmd", *eal, "--",
+            *testpmd_opts]
     return Program(argv, stdin=subprocess.PIPE if interactive else subprocess.DEVNULL)
 
 
@@ -267,19 +286,26 @@ def expect(cond, message, program=None):
         raise Failure(message + tail)
 
 
-def main(tests):
-    """Runs the named test functions; prints 'N passed, N failed' (read by CI) and exits non-zero on
-    failure."""
+def run_tests(named_tests):
+    """Runs (name, function) pairs; prints PASS/FAIL per test; returns (passed, failed)."""
     passed = failed = 0
-    for fn in tests:
+    for name, fn in named_tests:
+        started = time.monotonic()
         try:
             fn()
             passed += 1
-            print(f"PASS {fn.__name__}")
+            print(f"PASS {name} ({time.monotonic() - started:.1f}s)", flush=True)
         except Failure as e:
             failed += 1
-            print(f"FAIL {fn.__name__}: {e}")
+            print(f"FAIL {name}: {e}", flush=True)
         finally:
             kill_leftovers()
+    return passed, failed
+
+
+def main(tests):
+    """Runs the test functions; prints 'N passed, N failed' (read by CI) and exits non-zero on
+    failure."""
+    passed, failed = run_tests([(fn.__name__, fn) for fn in tests])
     print(f"{passed} passed, {failed} failed")
     sys.exit(1 if failed else 0)
