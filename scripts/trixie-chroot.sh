@@ -51,6 +51,8 @@ security_mirror() {
 
 # Mounts for `run`, made inside the private mount namespace (see the `inside` entry below).
 mount_all() {
+  # The chroot's / must be a mount point: `ip netns exec` remounts it (make-rslave).
+  mount --bind "$root" "$root"
   mount -t proc proc "$root/proc"
   # Recursive: /dev/pts, /dev/shm, /dev/mqueue and the host's /dev/hugepages come along.
   mount --rbind /sys "$root/sys"

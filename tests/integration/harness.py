@@ -210,6 +210,15 @@ def child_environ(p, name):
     raise Failure(f"{name} not found in the environment of the children of {p.proc.pid}")
 
 
+def emu_hw(p):
+    """The open hardware behaviours (mana-emu --hw keys and values) of the emulator under `p`, from
+    the `hw` record of its run configuration."""
+    for line in Path(child_environ(p, "MANA_EMU_CONFIG")).read_text().splitlines():
+        if line.startswith("hw "):
+            return dict(item.split("=", 1) for item in line.split()[1:])
+    return {}
+
+
 def emu_ctl(p, *command):
     """Sends one control command to the emulator that runs under `p`; returns the reply line."""
     control = child_environ(p, "MANA_EMU_CONTROL")
@@ -298,6 +307,9 @@ def run_tests(named_tests):
         except Failure as e:
             failed += 1
             print(f"FAIL {name}: {e}", flush=True)
+        except Exception as e:  # a crash in one test (e.g. scapy's) fails that test only
+            failed += 1
+            print(f"FAIL {name}: {type(e).__name__}: {e}", flush=True)
         finally:
             kill_leftovers()
     return passed, failed

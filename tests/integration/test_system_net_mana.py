@@ -72,7 +72,9 @@ PER_PROFILE = [
     fwd.test_txonly_and_rxonly_across_pair,
     fwd.test_azure_single_queue_command_line,
     fwd.test_azure_multi_queue_command_line,
-    fwd.test_pair_counters_match_exactly,
+    # Not fwd.test_pair_counters_match_exactly: DPDK 24.11's net_mana counts a packet as sent when it
+    # reaps its completion in a later tx_burst (drivers/net/mana/tx.c), so after `stop` its
+    # TX-packets lag the peer's RX-packets by the last burst, on hardware too.
     test_rss_4_queues,
     test_rss_8_queues,
     tap.test_checksum_offload_on_the_wire_and_bad_rx_checksums,

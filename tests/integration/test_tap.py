@@ -50,20 +50,25 @@ def expected_hash(frame):
 def check_rss(queues):
     p = tap_testpmd(f"mana-rss{queues}", [f"--rxq={queues}", f"--txq={queues}",
                                            "--forward-mode=rxonly"])
+    # DPDK's own net_mana flags an RSS hash only for rx_hash_type equal to a composite mask, never
+    # for the single NDIS bit the hardware reports (doc/hardware.md §4.10): with that driver on such
+    # a profile, testpmd shows only the queue ("Receive queue=").
+    hash_shown = not (harness.SYSTEM_PMD and harness.emu_hw(p).get("hash-type", "bit") == "bit")
     p.send("set verbose 1")
     p.send("start")
     p.wait_for(FORWARDING_STARTED)
     frames = flow_frames(400)
     sendp(frames, iface=TAP)
-    rx = re.compile(r"src=02:00:00:00:([0-9A-F]{2}):([0-9A-F]{2}) .*RSS hash=0x([0-9a-f]+) - RSS queue=0x([0-9a-f]+)")
+    rx = re.compile(r"src=02:00:00:00:([0-9A-F]{2}):([0-9A-F]{2}) .*(?:RSS hash=0x([0-9a-f]+) - RSS queue"
+                    r"|Receive queue)=0x([0-9a-f]+)")
     seen = {}
 
     def all_seen():
         for line in p.lines:
             m = rx.search(line)
             if m:
-                seen[int(m.group(1), 16) << 8 | int(m.group(2), 16)] = (int(m.group(3), 16),
-                                                                       int(m.group(4), 16))
+                seen[int(m.group(1), 16) << 8 | int(m.group(2), 16)] = (
+                    int(m.group(3), 16) if m.group(3) else None, int(m.group(4), 16))
         return len(seen) == len(frames)
 
     wait_until(lambda: p.pump() is not None and all_seen(), 60, "all flows at testpmd")
@@ -73,9 +78,12 @@ def check_rss(queues):
     for i, frame in enumerate(frames):
         h, q = seen[i]
         want = expected_hash(frame)
-        expect(h == want, f"flow {i}: hash {h:#x}, Toeplitz reference {want:#x}", p)
+        if hash_shown:
+            expect(h == want, f"flow {i}: hash {h if h is None else hex(h)}, Toeplitz reference {want:#x}", p)
+        else:
+            expect(h is None, f"flow {i}: hash {h if h is None else hex(h)} flagged for a single-bit hash type", p)
         # The 64-entry table holds queue (j mod queues) at entry j.
-        expect(q == (h & 63) % queues, f"flow {i}: hash {h:#x} on queue {q}", p)
+        expect(q == (want & 63) % queues, f"flow {i}: Toeplitz hash {want:#x} on queue {q}", p)
         used.add(q)
     expect(used == set(range(queues)), f"only queues {sorted(used)} used", p)
 
@@ -128,8 +136,9 @@ def test_checksum_offload_on_the_wire_and_bad_rx_checksums():
 
 
 def test_vlan_strip_and_insert():
-    # mac forwarding (io does not apply testpmd's tx_vlan) back out of the same port.
-    p = tap_testpmd("mana-vlan", ["--forward-mode=mac", "--port-topology=loop"])
+    # mac forwarding (io does not apply testpmd's tx_vlan) back out of the same port. The NIC always
+    # strips; DPDK's own net_mana puts the tag back in software unless VLAN strip was asked for.
+    p = tap_testpmd("mana-vlan", ["--forward-mode=mac", "--port-topology=loop", "--enable-hw-vlan-strip"])
     for cmd in ("port stop 0", "tx_vlan set 0 200", "port start 0", "set verbose 1"):
         p.send(cmd)
     p.send("start")
