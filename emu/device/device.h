@@ -42,8 +42,8 @@ struct DeviceLimits {
 
 struct PortConfig {
   std::array<uint8_t, 6> mac{};
-  std::string ifname;      // kernel netdev name shown in sysfs, e.g. "eth1"
-  bool netdev_up = false;  // a raw QP on a port whose netdev is up fails with ENODEV
+  std::string ifname;         // kernel netdev name shown in sysfs, e.g. "eth1"
+  bool netdev_up = false;     // a raw QP on a port whose netdev is up fails (hw.vport_busy_errno)
   std::string wire = "loop";  // loop | pair | null | tap:<ifname> | shm:<name> (see emu/wire)
 };
 
@@ -73,11 +73,11 @@ struct SqBinding {
 
 // Counters the tests and the control channel read (all monotonic).
 struct QueueCounters {
-  uint64_t wqes = 0;          // WQEs consumed
-  uint64_t packets = 0;       // frames sent (SQ) or delivered (RQ)
+  uint64_t wqes = 0;     // WQEs consumed
+  uint64_t packets = 0;  // frames sent (SQ) or delivered (RQ)
   uint64_t bytes = 0;
-  uint64_t error_cqes = 0;    // error CQEs written
-  uint64_t cqes = 0;          // CQEs written
+  uint64_t error_cqes = 0;  // error CQEs written
+  uint64_t cqes = 0;        // CQEs written
   uint64_t doorbells = 0;
   uint64_t wqe_cnt_doorbells = 0;  // RQ doorbells with a non-zero wqe_cnt (accepted, spec §4.8)
 };
@@ -87,8 +87,8 @@ struct PortCounters {
   uint64_t rx_filtered = 0;      // frames not addressed to the port
   uint64_t rx_mtu_drops = 0;
   uint64_t tx_frames = 0;
-  uint64_t rx_frames = 0;        // frames taken from the wire (before filtering)
-  uint64_t tx_wire_drops = 0;    // frames the wire refused
+  uint64_t rx_frames = 0;      // frames taken from the wire (before filtering)
+  uint64_t tx_wire_drops = 0;  // frames the wire refused
 };
 
 // Live-object counts, for leak checks after a driver closes (all back to zero).
@@ -99,10 +99,11 @@ struct LiveObjects {
 // Faults injected through the control channel.
 struct Fault {
   enum class Kind { kErrorCqe, kBadLkey } kind = Kind::kErrorCqe;
-  bool tx = true;          // SQ (true) or RQ
-  uint32_t port = 0;       // 0-based port index
-  uint32_t count = 1;      // next N WQEs
-  uint32_t cqe_type = 35;  // for kErrorCqe: CQE_TX_INVALID_OOB by default (RX: CQE_RX_TRUNCATED = 4)
+  bool tx = true;      // SQ (true) or RQ
+  uint32_t port = 0;   // 0-based port index
+  uint32_t count = 1;  // next N WQEs
+  // For kErrorCqe: CQE_TX_INVALID_OOB by default (RX: CQE_RX_TRUNCATED = 4).
+  uint32_t cqe_type = 35;
 };
 
 class Device {
@@ -126,7 +127,8 @@ class Device {
   virtual int reg_mr(uint32_t pd_id, uint64_t addr, uint64_t length, uint32_t access,
                      uint32_t* lkey) = 0;
   virtual int dereg_mr(uint32_t lkey) = 0;
-  // CQ ring of `count` 64-byte entries at `buf`; `event_fd` < 0 when no completion channel.
+  // CQ ring of `count` 64-byte entries at `buf`; `event_fd` < 0 when no completion channel (and
+  // ignored without hw.cq_eq: the CQ has no EQ, so it never signals).
   virtual int create_cq(uint32_t context_id, void* buf, uint32_t count, CqEventFd event_fd,
                         uint32_t* cq_handle) = 0;
   virtual int destroy_cq(uint32_t cq_handle) = 0;  // EBUSY while bound to a live queue
@@ -135,33 +137,38 @@ class Device {
                         uint32_t max_wr, uint32_t max_sge, uint32_t cq_handle,
                         uint32_t* wq_handle) = 0;
   virtual int destroy_wq(uint32_t wq_handle) = 0;
-  // Raw packet QP: one SQ bound to `cq_handle` on IB port `port` (1-based). Configures the vPort for
-  // `pd_id` on its first QP; ENODEV when the port's netdev is up or another PD owns the vPort.
+  // Raw packet QP: one SQ bound to `cq_handle` on IB port `port` (1-based). Configures the vPort
+  // for `pd_id` on its first QP; hw.vport_busy_errno (ENODEV or EBUSY) when the port's netdev is up
+  // or another PD owns the vPort.
   virtual int create_raw_qp(uint32_t context_id, uint32_t pd_id, uint32_t port, void* sq_buf,
                             uint32_t sq_size_bytes, uint32_t max_send_wr, uint32_t max_send_sge,
                             uint32_t cq_handle, SqBinding* out, uint32_t* qp_handle) = 0;
   // RSS QP over `wq_handles` (2^log_size of them, ≤ 64): instantiates every RQ and its CQ and
-  // programs the vPort's 64-entry steering table; `out` gets one binding per table entry.
+  // programs the vPort's 64-entry steering table; `out` gets one binding per table entry. With
+  // hw.raw_qp_first, EINVAL unless a raw QP of `pd_id` has configured the port's vPort.
   virtual int create_rss_qp(uint32_t context_id, uint32_t pd_id, uint32_t port,
                             const uint32_t* wq_handles, unsigned log_size, uint8_t hash_function,
                             const uint8_t* key, uint32_t key_len, RqBinding* out,
                             uint32_t* qp_handle) = 0;
   virtual int destroy_qp(uint32_t qp_handle) = 0;
 
-  // ---- doorbells ---------------------------------------------------------------------------------
-  // A 64-bit store of `value` at byte `offset` of context `context_id`'s doorbell page (trap mode
-  // and tests call this; in poll mode the device thread samples the page itself). Thread-safe and
-  // lock-free: the store is queued and takes effect in the next `poll`.
+  // ---- doorbells
+  // --------------------------------------------------------------------------------- A 64-bit
+  // store of `value` at byte `offset` of context `context_id`'s doorbell page (trap mode and tests
+  // call this; in poll mode the device thread samples the page itself). Thread-safe and lock-free:
+  // the store is queued and takes effect in the next `poll`.
   virtual void ring(uint32_t context_id, uint32_t offset, uint64_t value) = 0;
   // Poll mode: the device samples each context's page in `poll`. Exact only with one writer per
   // slot, so while it is on a context may hold one SQ and one RQ (more: EBUSY, design §4).
   virtual void set_poll_doorbells(bool on) = 0;
 
-  // ---- data path (device thread) -----------------------------------------------------------------
-  // Processes pending doorbells, TX WQEs, wire input and RX delivery once; returns work done.
+  // ---- data path (device thread)
+  // ----------------------------------------------------------------- Processes pending doorbells,
+  // TX WQEs, wire input and RX delivery once; returns work done.
   virtual unsigned poll() = 0;
 
-  // ---- control channel -----------------------------------------------------------------------------
+  // ---- control channel
+  // -----------------------------------------------------------------------------
   virtual void set_netdev_up(uint32_t port, bool up) = 0;  // 0-based port index
   virtual void inject(const Fault& fault) = 0;
   // Hot removal: every queue dies (no further completions), async fatal events are raised by the

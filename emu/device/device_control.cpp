@@ -1,4 +1,6 @@
-// Control calls of the device model: what mana_ib checks and creates (spec §3.4, §6.1, §6.2).
+// Control calls of the device model: what mana_ib checks and creates (spec §3.4, §6.1, §6.2), with
+// the open behaviours of VfConfig::hw that differ between kernels (doc/emulator.md, "Open
+// behaviours: control path").
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -181,7 +183,8 @@ int DeviceImpl::create_cq(uint32_t context_id, void* buf, uint32_t count, CqEven
   cq->context_id = context_id;
   cq->ring = static_cast<hw::Cqe*>(buf);
   cq->count = count;
-  cq->event_fd = event_fd;
+  // Without an EQ (cq-eq=off, 6.2-era mana_ib: GDMA_CQ_NO_EQ) an armed CQ never interrupts.
+  cq->event_fd = config_.hw.cq_eq ? event_fd : -1;
   cq_reset(*cq);
   ++ctx->users;
   *cq_handle = cq->handle;
@@ -253,13 +256,18 @@ void DeviceImpl::unbind_queue(QueueBase& q) {
   q.id = 0;
 }
 
-// The vPort of a port has one owner PD; its QPs share it (spec §6.2).
+// The vPort of a port has one owner PD; its QPs share it (spec §6.2). A busy vPort fails with
+// ENODEV (mana_ib before 2026 maps every error of mana_cfg_vport to it) or EBUSY (vport-busy).
 int DeviceImpl::acquire_vport(Port& port, uint32_t pd_id) {
-  if (port.netdev_up) return ENODEV;
-  if (port.vport_users != 0 && port.vport_pd != pd_id) return ENODEV;
+  if (port.netdev_up) return config_.hw.vport_busy_errno;
+  if (port.vport_users != 0 && port.vport_pd != pd_id) return config_.hw.vport_busy_errno;
   port.vport_pd = pd_id;
   ++port.vport_users;
   return 0;
+}
+
+bool DeviceImpl::vport_configured_for(const Port& port, uint32_t pd_id) const {
+  return port.vport_users != 0 && port.vport_pd == pd_id;
 }
 
 void DeviceImpl::release_vport(Port& port) {
@@ -348,6 +356,8 @@ int DeviceImpl::create_rss_qp(uint32_t context_id, uint32_t pd_id, uint32_t port
     table[i] = rq;
   }
   if (port->rss != nullptr) return EBUSY;  // one steering configuration per vPort
+  // raw-qp-first: only a raw QP configures the vPort; the RSS QP just takes a reference.
+  if (config_.hw.raw_qp_first && !vport_configured_for(*port, pd_id)) return EINVAL;
   uint32_t distinct = 0;
   for (uint32_t i = 0; i < n; ++i)
     distinct += std::find(table.begin(), table.begin() + i, table[i]) == table.begin() + i;

@@ -85,6 +85,8 @@ class DeviceImpl final : public Device {
   Port* find_port(uint32_t ib_port);
   bool poll_mode_allows(const Context& ctx, uint32_t new_sqs, uint32_t new_rqs) const;
   int acquire_vport(Port& port, uint32_t pd_id);
+  // A raw QP of `pd_id` on `port` has configured its vPort.
+  bool vport_configured_for(const Port& port, uint32_t pd_id) const;
   void release_vport(Port& port);
   bool bind_queue(QueueBase& q);
   void unbind_queue(QueueBase& q);

@@ -9,7 +9,8 @@ namespace mana::emu::verbs {
 
 constexpr uint32_t kCqeBytes = 64;
 constexpr uint32_t kPageBytes = 4096;
-// rdma-core 44..48 reject more than this many CQEs / WRs in user space.
+// rdma-core 44..48 reject more than this many CQEs / WRs in user space (MAX_SEND_BUFFERS_PER_QUEUE,
+// removed in v49 with the WQE-size checks: the kernel checks both).
 constexpr uint32_t kRdmaCore44MaxEntries = 256;
 constexpr uint32_t kMaxSqWqeBytes = 512;
 constexpr uint32_t kMaxRqWqeBytes = 256;
@@ -40,14 +41,18 @@ constexpr uint64_t rq_buffer_size(uint32_t max_wr, uint32_t max_sge) {
   return hw_queue_size(uint64_t{max_wr} * wqe_size(max_sge));
 }
 
-// The user-space checks of libmana v44 (skipped when emulating a newer rdma-core, where the
-// kernel, i.e. the device model, checks against its own limits).
-constexpr bool rc44_cq_ok(uint32_t cqe) { return cqe <= kRdmaCore44MaxEntries; }
-constexpr bool rc44_sq_ok(uint32_t max_send_wr, uint32_t max_send_sge) {
-  return max_send_wr <= kRdmaCore44MaxEntries && wqe_size(max_send_sge) <= kMaxSqWqeBytes;
+// The user-space checks of libmana (EINVAL) with `max_entries` CQEs / WRs (hw libmana-max-wr:
+// 256 for rdma-core 44..48). 0 emulates rdma-core >= 49, which checks nothing itself: the kernel,
+// i.e. the device model, checks against its own limits.
+constexpr bool libmana_cq_ok(uint32_t cqe, uint32_t max_entries) {
+  return max_entries == 0 || cqe <= max_entries;
 }
-constexpr bool rc44_rq_ok(uint32_t max_wr, uint32_t max_sge) {
-  return max_wr <= kRdmaCore44MaxEntries && wqe_size(max_sge) <= kMaxRqWqeBytes;
+constexpr bool libmana_sq_ok(uint32_t max_send_wr, uint32_t max_send_sge, uint32_t max_entries) {
+  return max_entries == 0 ||
+         (max_send_wr <= max_entries && wqe_size(max_send_sge) <= kMaxSqWqeBytes);
+}
+constexpr bool libmana_rq_ok(uint32_t max_wr, uint32_t max_sge, uint32_t max_entries) {
+  return max_entries == 0 || (max_wr <= max_entries && wqe_size(max_sge) <= kMaxRqWqeBytes);
 }
 
 }  // namespace mana::emu::verbs

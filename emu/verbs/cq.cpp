@@ -41,7 +41,7 @@ ibv_cq* create_emu_cq(ibv_context* context, int cqe, void* cq_context, ibv_comp_
   std::lock_guard<std::mutex> guard(rt->lock());
   if (cqe < 1 || !has_allocators(ctx)) return errno = EINVAL, nullptr;
   const auto count = static_cast<uint32_t>(cqe);
-  if (rt->rc44_limits() && !rc44_cq_ok(count)) return errno = EINVAL, nullptr;
+  if (!libmana_cq_ok(count, rt->libmana_max_wr())) return errno = EINVAL, nullptr;
   if (channel != nullptr && channel->context != context) return errno = EINVAL, nullptr;
 
   auto* cq = new EmuCq();

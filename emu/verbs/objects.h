@@ -19,6 +19,7 @@ class Device;
 namespace mana::emu::verbs {
 
 struct VfRuntime;
+struct EmuIndTable;
 
 struct EmuDevice {
   ibv_device ibv;  // first: what ibv_get_device_list hands out
@@ -80,6 +81,7 @@ struct EmuQp {
   uint32_t sq_id = 0;
   uint32_t tx_vp_offset = 0;
   std::vector<uint32_t> rq_ids;  // RSS QP: the RQs it instantiated
+  EmuIndTable* table = nullptr;  // RSS QP: its indirection table (which it keeps busy)
 };
 
 struct EmuWq {
@@ -90,12 +92,14 @@ struct EmuWq {
   uint32_t count = 0;
   uint32_t wq_id = 0;  // known once an RSS QP binds the WQ
   EmuCq* cq = nullptr;
+  uint32_t table_entries = 0;  // indirection-table entries naming it: destroying it is EBUSY
 };
 
 struct EmuIndTable {
   ibv_rwq_ind_table ibv;
   std::vector<EmuWq*> wqs;
   uint32_t log_size = 0;
+  uint32_t qps = 0;  // RSS QPs over it: destroying it is EBUSY
 };
 
 // ---- recognition and conversion

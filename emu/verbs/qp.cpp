@@ -55,7 +55,7 @@ ibv_qp* create_raw_qp(ibv_context* context, ibv_pd* pd, const ibv_qp_init_attr& 
   const uint32_t wr = attr.cap.max_send_wr;
   const uint32_t sge = attr.cap.max_send_sge;
   if (!has_allocators(ctx) || !ppd->parent) return errno = EINVAL, nullptr;
-  if (rt->rc44_limits() && !rc44_sq_ok(wr, sge)) return errno = EINVAL, nullptr;
+  if (!libmana_sq_ok(wr, sge, rt->libmana_max_wr())) return errno = EINVAL, nullptr;
   if (!rt->admit_queue("SQ (raw QP)", ctx->live_sqs)) return errno = EINVAL, nullptr;
 
   auto* qp = new EmuQp();
@@ -122,6 +122,8 @@ ibv_qp* create_rss_qp(ibv_context* context, ibv_qp_init_attr_ex* attr) {
           attr->recv_cq);
   qp->ibv.handle = qp->handle;
   qp->ibv.qp_num = qp->handle;
+  qp->table = emu(attr->rwq_ind_tbl);
+  ++qp->table->qps;
   return &qp->ibv;
 }
 
@@ -166,6 +168,7 @@ MANA_EMU_EXPORT int ibv_destroy_qp(ibv_qp* qp) {
     untrack_id(ctx->vf->sq_ids, q->sq_id);
   }
   for (uint32_t id : q->rq_ids) untrack_id(ctx->vf->rq_ids, id);
+  if (q->table != nullptr) --q->table->qps;
   free_qp(ctx, q);
   return 0;
 }

@@ -40,8 +40,8 @@ class Runtime {
   std::mutex& lock() { return lock_; }
   const EmuConfig& config() const { return config_; }
   bool poll_doorbells() const { return config_.doorbell == EmuConfig::kPoll; }
-  // rdma-core 44's user-space 256-entry checks apply with the 6.2 limits profile.
-  bool rc44_limits() const { return config_.limits == EmuConfig::kLimits6_2; }
+  // The user-space WR/CQE limit of the emulated libmana (hw libmana-max-wr; 0: none).
+  uint32_t libmana_max_wr() const { return config_.hw.libmana_max_wr; }
 
   // Poll-mode doorbells: all SQs (all RQs) of a context share one slot of the doorbell page,
   // which a sampling device follows only with a single writer. False (with one line on stderr

@@ -1,5 +1,7 @@
 // Receive WQs and their indirection tables on emulated contexts. A WQ is only a buffer and a CQ
-// until an RSS QP over its table instantiates the hardware RQ.
+// until an RSS QP over its table instantiates the hardware RQ. The uverbs core keeps use counts:
+// a WQ named by a live table, and a table used by a live RSS QP, cannot be destroyed (EBUSY), so
+// teardown goes QP, table, WQs (doc/emulator.md, "Open behaviours: control path").
 #include <cerrno>
 
 #include "verbs/buffer_sizing.h"
@@ -26,7 +28,9 @@ ibv_wq* op_create_wq(ibv_context* context, ibv_wq_init_attr* attr) {
       attr->cq == nullptr || attr->cq->context != context || !has_allocators(ctx)) {
     return errno = EINVAL, nullptr;
   }
-  if (rt->rc44_limits() && !rc44_rq_ok(attr->max_wr, attr->max_sge)) return errno = EINVAL, nullptr;
+  if (!libmana_rq_ok(attr->max_wr, attr->max_sge, rt->libmana_max_wr())) {
+    return errno = EINVAL, nullptr;
+  }
   if (!rt->admit_queue("RQ (WQ)", ctx->live_wqs)) return errno = EINVAL, nullptr;
 
   auto* wq = new EmuWq();
@@ -60,6 +64,7 @@ ibv_wq* op_create_wq(ibv_context* context, ibv_wq_init_attr* attr) {
 int op_destroy_wq(ibv_wq* wq) {
   EmuContext* ctx = emu(wq->context);
   std::lock_guard<std::mutex> guard(Runtime::get()->lock());
+  if (emu(wq)->table_entries != 0) return EBUSY;  // ib_destroy_wq_user: wq->usecnt
   const int rc = ctx->device->destroy_wq(emu(wq)->handle);
   if (rc != 0) return rc;
   --ctx->live_wqs;
@@ -86,6 +91,7 @@ ibv_rwq_ind_table* op_create_rwq_ind_table(ibv_context* context,
     }
     table->wqs.push_back(emu(wq));
   }
+  for (EmuWq* wq : table->wqs) ++wq->table_entries;
   table->ibv.context = context;
   table->ibv.ind_tbl_handle = static_cast<int>(next_handle);
   table->ibv.ind_tbl_num = static_cast<int>(next_handle);
@@ -94,7 +100,11 @@ ibv_rwq_ind_table* op_create_rwq_ind_table(ibv_context* context,
 }
 
 int op_destroy_rwq_ind_table(ibv_rwq_ind_table* table) {
-  delete emu(table);  // the kernel keeps nothing for it either
+  std::lock_guard<std::mutex> guard(Runtime::get()->lock());
+  EmuIndTable* t = emu(table);
+  if (t->qps != 0) return EBUSY;  // uverbs_free_rwq_ind_tbl: rwq_ind_tbl->usecnt
+  for (EmuWq* wq : t->wqs) --wq->table_entries;
+  delete t;  // mana_ib keeps nothing for it
   return 0;
 }
 

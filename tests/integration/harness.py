@@ -46,6 +46,9 @@ def _loadable(path):
 SYSTEM_PMD = os.environ.get("MANA_PMD") == "system"
 PMD = None if SYSTEM_PMD else _loadable(BUILT_PMD)
 MANA_EMU = BUILD / "emu/tool/mana-emu"
+# A named set of hardware/kernel behaviours (mana-emu run --profile; doc/emulator.md) under which
+# every emulator this test process starts runs; empty: mana-emu's defaults.
+PROFILE = os.environ.get("MANA_EMU_PROFILE", "")
 
 
 def pmd_args(pmd=None):
@@ -55,15 +58,32 @@ def pmd_args(pmd=None):
     return ["-d", str(pmd or PMD)]
 
 
-def emu_profile_args():
-    """MANA_EMU_PROFILE=NAME runs every emulator under that hardware profile (mana-emu --profile);
-    a test's own options come after it and override it."""
-    profile = os.environ.get("MANA_EMU_PROFILE")
-    return ["--profile", profile] if profile else []
-
-
 class Failure(Exception):
     pass
+
+
+class Skip(Exception):
+    """A test that cannot apply (under the current profile): its message says why."""
+
+
+def emu_run(emu_opts):
+    """The `mana-emu run` command line with `emu_opts`: the profile first, so that a test's own
+    options override it."""
+    profile = ["--profile", PROFILE] if PROFILE else []
+    return [MANA_EMU, "run", *profile, *emu_opts]
+
+
+def emu_hw(emu_opts=()):
+    """The open behaviours (key -> value) an emulator started with `emu_opts` runs with: the `hw`
+    line of the run config mana-emu writes."""
+    out = subprocess.run([*emu_run(emu_opts), "--", "sh", "-c", 'cat "$MANA_EMU_CONFIG"'],
+                         capture_output=True, text=True, timeout=30)
+    if out.returncode != 0:
+        raise Failure(f"mana-emu run {' '.join(emu_opts)}: {out.stdout}{out.stderr}")
+    for line in out.stdout.splitlines():
+        if line.startswith("hw "):
+            return dict(word.split("=", 1) for word in line.split()[1:])
+    raise Failure(f"no hw line in the run config:\n{out.stdout}")
 
 
 _running = []
@@ -191,8 +211,7 @@ def testpmd_on_emu(emu_opts, prefix, testpmd_opts, eal_extra=None, interactive=F
     if not secondaries:
         eal.append("--huge-unlink")
     eal += eal_extra if eal_extra is not None else ["-a", EMU_BDF]
-    argv = [MANA_EMU, "run", *emu_profile_args(), *emu_opts, "--", "dpdk-testpmd", *eal, "--",
-            *testpmd_opts]
+    argv = [*emu_run(emu_opts), "--", "dpdk-testpmd", *eal, "--", *testpmd_opts]
     return Program(argv, stdin=subprocess.PIPE if interactive else subprocess.DEVNULL)
 
 
@@ -208,15 +227,6 @@ def child_environ(p, name):
             if item.startswith(name.encode() + b"="):
                 return item.split(b"=", 1)[1].decode()
     raise Failure(f"{name} not found in the environment of the children of {p.proc.pid}")
-
-
-def emu_hw(p):
-    """The open hardware behaviours (mana-emu --hw keys and values) of the emulator under `p`, from
-    the `hw` record of its run configuration."""
-    for line in Path(child_environ(p, "MANA_EMU_CONFIG")).read_text().splitlines():
-        if line.startswith("hw "):
-            return dict(item.split("=", 1) for item in line.split()[1:])
-    return {}
 
 
 def emu_ctl(p, *command):
@@ -296,14 +306,18 @@ def expect(cond, message, program=None):
 
 
 def run_tests(named_tests):
-    """Runs (name, function) pairs; prints PASS/FAIL per test; returns (passed, failed)."""
-    passed = failed = 0
+    """Runs (name, function) pairs; prints PASS/SKIP/FAIL per test; returns (passed, failed,
+    skipped)."""
+    passed = failed = skipped = 0
     for name, fn in named_tests:
         started = time.monotonic()
         try:
             fn()
             passed += 1
             print(f"PASS {name} ({time.monotonic() - started:.1f}s)", flush=True)
+        except Skip as e:
+            skipped += 1
+            print(f"SKIP {name}: {e}", flush=True)
         except Failure as e:
             failed += 1
             print(f"FAIL {name}: {e}", flush=True)
@@ -312,12 +326,14 @@ def run_tests(named_tests):
             print(f"FAIL {name}: {type(e).__name__}: {e}", flush=True)
         finally:
             kill_leftovers()
-    return passed, failed
+    return passed, failed, skipped
 
 
 def main(tests):
-    """Runs the test functions; prints 'N passed, N failed' (read by CI) and exits non-zero on
-    failure."""
-    passed, failed = run_tests([(fn.__name__, fn) for fn in tests])
-    print(f"{passed} passed, {failed} failed")
+    """Runs the test functions; prints 'N passed, N failed, N skipped' (read by CI) and exits
+    non-zero on failure. A skipped test prints its one-line reason."""
+    if PROFILE:
+        print(f"emulator profile: {PROFILE} (MANA_EMU_PROFILE)")
+    passed, failed, skipped = run_tests([(fn.__name__, fn) for fn in tests])
+    print(f"{passed} passed, {failed} failed, {skipped} skipped")
     sys.exit(1 if failed else 0)

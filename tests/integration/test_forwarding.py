@@ -104,8 +104,9 @@ def test_azure_multi_queue_command_line():
 
 def test_2025_kernel_device_split_large_rings_coalescing():
     # The Ethernet device (manae_0) must be chosen over the RNIC one (mana_0) of the same function.
+    # 2048 descriptors need rdma-core >= 49 (libmana-max-wr=0): rdma-core 44 allows 256.
     p = testpmd_on_emu(["--ports", "2", "--wire", "pair", "--device-split", "--limits", "2025",
-                        "--coalesce", "on"], "mana-2025",
+                        "--hw", "libmana-max-wr=0", "--coalesce", "on"], "mana-2025",
                        ["--forward-mode=mac", "--auto-start", "--stats-period", "1", "--tx-first",
                         "--txd=2048", "--rxd=2048", *PAIR_PEERS],
                        eal_extra=["-a", EMU_BDF, "--log-level=pmd.net.mana.init:info"])

@@ -63,7 +63,9 @@ def test_stop_start_and_reconfigure_leak_nothing():
 def test_mempool_exhaustion_is_counted_and_loses_nothing():
     """A pool just larger than the RX ring: frames looping back find no fresh mbuf to refill with,
     the PMD drops them (counting RX-nombuf), keeps its ring whole, and every mbuf comes back."""
-    p = testpmd_on_emu(["--ports", "1", "--wire", "loop", "--limits", "2025"], "mana-nombuf",
+    # 1024 RX descriptors: a 2025 kernel with rdma-core >= 49 (libmana-max-wr=0).
+    p = testpmd_on_emu(["--ports", "1", "--wire", "loop", "--limits", "2025", "--hw",
+                        "libmana-max-wr=0"], "mana-nombuf",
                        ["-i", "--forward-mode=io", "--rxd=1024", "--txd=256", "--total-num-mbufs=1100",
                         "--mbcache=0", "--eth-peer=0,ff:ff:ff:ff:ff:ff"], interactive=True)
     p.wait_for(rf"Port 0: {emu_mac(0).upper()}")

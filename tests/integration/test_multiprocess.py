@@ -9,7 +9,7 @@ import re
 import subprocess
 
 import harness
-from harness import (EMU_BDF, MANA_EMU, Program, child_environ, emu_ctl, emu_mac, expect,
+from harness import (EMU_BDF, Program, child_environ, emu_ctl, emu_mac, emu_run, expect,
                      parse_port_stats, pmd_args, testpmd_on_emu)
 
 PAIR_PEERS = [f"--eth-peer=0,{emu_mac(1)}", f"--eth-peer=1,{emu_mac(0)}"]
@@ -82,11 +82,11 @@ def test_telemetry_reports_port_stats():
 
 def test_two_primaries_over_shm_wire():
     mac_a, mac_b = "00:0d:3a:00:0a:01", "00:0d:3a:00:0b:01"
-    b = Program([MANA_EMU, "run", "--mac", mac_b, "--wire", "shm:manatest", "--", "dpdk-testpmd",
+    b = Program([*emu_run(["--mac", mac_b, "--wire", "shm:manatest"]), "--", "dpdk-testpmd",
                  *harness.eal_args("mana-shm-b", ["-a", EMU_BDF]), "--", "--forward-mode=rxonly",
                  "--auto-start", "--stats-period", "1"])
     b.wait_for(r"Port 0: " + mac_b.upper())
-    a = Program([MANA_EMU, "run", "--mac", mac_a, "--wire", "shm:manatest", "--", "dpdk-testpmd",
+    a = Program([*emu_run(["--mac", mac_a, "--wire", "shm:manatest"]), "--", "dpdk-testpmd",
                  *harness.eal_args("mana-shm-a", ["-a", EMU_BDF]), "--", "--forward-mode=txonly",
                  "--auto-start", "--stats-period", "1", f"--eth-peer=0,{mac_b}"])
     b.wait_for(r"RX-packets:\s+[1-9]\d{3,}")

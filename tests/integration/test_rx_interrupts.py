@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 import harness
-from harness import EMU_BDF, MANA_EMU, Program, emu_mac, expect
+from harness import EMU_BDF, PROFILE, Program, Skip, emu_hw, emu_mac, emu_run, expect
 from tap_peer import Capture, bring_up
 
 from scapy.all import IP, UDP, Ether, Raw, conf, sendp  # noqa: E402
@@ -20,11 +20,16 @@ TAP = "mxpow0"
 
 
 def test_l3fwd_power_wakes_up_on_rx_interrupts():
+    emu_opts = ["--ports", "1", "--wire", f"tap:{TAP}"]
+    if emu_hw(emu_opts)["cq-eq"] == "off":
+        # Without an EQ the device never signals (unit test CqEq.OffArmedCqsNeverSignal); that no
+        # wake-up comes could only be shown by waiting, so the test does not apply.
+        raise Skip(f"profile {PROFILE}: cq-eq=off, CQs have no EQ and RX interrupts never fire")
     out = subprocess.run([str(TOP / "scripts" / "build-dpdk-example.sh"), "l3fwd-power"],
                          capture_output=True, text=True)
     expect(out.returncode == 0, f"cannot build l3fwd-power: {out.stderr}")
     app = out.stdout.strip().splitlines()[-1]
-    p = Program([MANA_EMU, "run", "--ports", "1", "--wire", f"tap:{TAP}", "--", app, "-l", "0",
+    p = Program([*emu_run(emu_opts), "--", app, "-l", "0",
                  "--file-prefix", "mana-power", "--huge-unlink", "-m", "256", "-d", harness.PMD,
                  "-a", EMU_BDF, "--", "-p", "0x1", "--config=(0,0,0)", "--interrupt-only",
                  "--parse-ptype"])

@@ -53,7 +53,7 @@ def check_rss(queues):
     # DPDK's own net_mana flags an RSS hash only for rx_hash_type equal to a composite mask, never
     # for the single NDIS bit the hardware reports (doc/hardware.md §4.10): with that driver on such
     # a profile, testpmd shows only the queue ("Receive queue=").
-    hash_shown = not (harness.SYSTEM_PMD and harness.emu_hw(p).get("hash-type", "bit") == "bit")
+    hash_shown = not (harness.SYSTEM_PMD and harness.emu_hw().get("hash-type", "bit") == "bit")
     p.send("set verbose 1")
     p.send("start")
     p.wait_for(FORWARDING_STARTED)

@@ -16,7 +16,7 @@ import subprocess
 from pathlib import Path
 
 import harness
-from harness import EMU_BDF, MANA_EMU, Program, emu_ctl, emu_mac, expect
+from harness import EMU_BDF, Program, emu_ctl, emu_mac, emu_run, expect
 from tap_peer import MANA_DEFAULT_RSS_KEY, Capture, bring_up, toeplitz
 
 from scapy.all import IP, UDP, Ether, Raw, conf, sendp  # noqa: E402
@@ -45,8 +45,8 @@ def l3fwd_forwards(pmd, prefix, queues=1):
     many TX as RX queues); with several, RSS spreads flows of different source addresses."""
     l3fwd = build("build-dpdk-example.sh", "l3fwd")
     config = ",".join(f"({port},{q},{q})" for port in (0, 1) for q in range(queues))
-    p = Program([MANA_EMU, "run", "--ports", "2", "--doorbell", "trap", "--wire", f"tap:{TAP_IN}",
-                 "--wire", f"tap:{TAP_OUT}", "--", l3fwd, "-l", f"0-{queues - 1}", "--file-prefix",
+    p = Program([*emu_run(["--ports", "2", "--doorbell", "trap", "--wire", f"tap:{TAP_IN}",
+                           "--wire", f"tap:{TAP_OUT}"]), "--", l3fwd, "-l", f"0-{queues - 1}", "--file-prefix",
                  prefix, "--huge-unlink", "-m", "256", "-d", pmd, "-a", EMU_BDF, "--", "-p", "0x3",
                  f"--config={config}", "--parse-ptype", f"--eth-dest=1,{NEXT_HOP}"])
     p.wait_for(rf"L3FWD:  -- lcoreid={queues - 1} portid=1")

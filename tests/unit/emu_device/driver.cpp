@@ -52,6 +52,8 @@ VfConfig test_config(unsigned ports, bool coalescing) {
     c.ports.push_back(p);
   }
   c.rx_coalescing = coalescing;
+  // The data-path tests bind RX queues without a raw QP first; control_hw_test.cpp covers the rule.
+  c.hw.raw_qp_first = false;
   return c;
 }
 

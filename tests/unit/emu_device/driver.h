@@ -30,6 +30,7 @@ class PageBuffer {
 
 inline constexpr uint32_t kIbvLocalWrite = 1;
 
+// `ports` loop-free test ports; every open behaviour at its default except raw-qp-first (off).
 VfConfig test_config(unsigned ports, bool coalescing = false);
 inline std::array<uint8_t, 6> port_mac(unsigned port) {
   return {0x00, 0x15, 0x5d, 0x10, 0x20, static_cast<uint8_t>(0x30 + port)};

@@ -32,14 +32,23 @@ TEST(TrapBufferSizing, RoundsToPowersOfTwoOfWholePages) {
 }
 
 TEST(TrapBufferSizing, RdmaCore44Limits) {
-  EXPECT_TRUE(rc44_cq_ok(256));
-  EXPECT_FALSE(rc44_cq_ok(257));
-  EXPECT_TRUE(rc44_sq_ok(256, 30));
-  EXPECT_FALSE(rc44_sq_ok(257, 1));
-  EXPECT_FALSE(rc44_sq_ok(1, 32));
-  EXPECT_TRUE(rc44_rq_ok(256, 15));
-  EXPECT_FALSE(rc44_rq_ok(256, 16));
-  EXPECT_FALSE(rc44_rq_ok(257, 1));
+  EXPECT_TRUE(libmana_cq_ok(256, 256));
+  EXPECT_FALSE(libmana_cq_ok(257, 256));
+  EXPECT_TRUE(libmana_sq_ok(256, 30, 256));
+  EXPECT_FALSE(libmana_sq_ok(257, 1, 256));
+  EXPECT_FALSE(libmana_sq_ok(1, 32, 256));
+  EXPECT_TRUE(libmana_rq_ok(256, 15, 256));
+  EXPECT_FALSE(libmana_rq_ok(256, 16, 256));
+  EXPECT_FALSE(libmana_rq_ok(257, 1, 256));
+  // Another limit is taken as given.
+  EXPECT_TRUE(libmana_cq_ok(1024, 1024));
+  EXPECT_FALSE(libmana_sq_ok(1025, 1, 1024));
+}
+
+TEST(TrapBufferSizing, RdmaCore49ChecksNothingInUserSpace) {
+  EXPECT_TRUE(libmana_cq_ok(4096, 0));
+  EXPECT_TRUE(libmana_sq_ok(4096, 32, 0));
+  EXPECT_TRUE(libmana_rq_ok(4096, 16, 0));
 }
 
 }  // namespace

@@ -314,6 +314,8 @@ TEST(TrapObjects, RssOverFourWqs) {
   PortObjects port;
   ASSERT_TRUE(port.open(probe.dev(), 2));
   ASSERT_EQ(port.set_allocators(), 0);
+  TxQueue txq;  // the raw QP configures the vPort (raw-qp-first)
+  ASSERT_EQ(txq.create(port, 64), 0);
   ibv_cq* cqs[4];
   ibv_wq* wqs[4];
   for (int i = 0; i < 4; ++i) {
@@ -369,6 +371,7 @@ TEST(TrapObjects, RssOverFourWqs) {
     EXPECT_EQ(ibv_destroy_wq(wqs[i]), 0);
     EXPECT_EQ(ibv_destroy_cq(cqs[i]), 0);
   }
+  txq.destroy();
   port.close();
   expect_all_freed(0);
 }

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "config/hw_options.h"
 #include "config/sysfs_tree.h"
 #include "control/control_client.h"
 
@@ -31,14 +32,24 @@ EmuConfig make_config(const std::string& name, const std::string& root) {
   c.doorbell = name == "poll" ? EmuConfig::kPoll : EmuConfig::kTrap;
   c.device_split = name == "split";
   c.limits = name == "limits2025" ? EmuConfig::kLimits2025 : EmuConfig::kLimits6_2;
+  // limits2025: the 2025 kernel under rdma-core >= 49 (no user-space limit of its own).
+  if (name == "limits2025") c.hw.libmana_max_wr = 0;
+  bool coalesce = false;
+  std::string error;
+  if (name == "azure2025" && !apply_profile("azure-2025", &c, &coalesce, &error)) {
+    fprintf(stderr, "scenario setup: %s\n", error.c_str());
+    exit(2);
+  }
   VfConfig vf0;
   vf0.pci_addr = "7870:00:00.0";
   vf0.ports = {port(0, 0, "eth1", false), port(0, 1, "eth2", false), port(0, 2, "eth3", true)};
   vf0.limits = limits_of(c.limits);
+  vf0.hw = c.hw;
   VfConfig vf1;
   vf1.pci_addr = "7870:00:01.0";
   vf1.ports = {port(1, 0, "eth4", false)};
   vf1.limits = limits_of(c.limits);
+  vf1.hw = c.hw;
   c.vfs = {vf0, vf1};
   return c;
 }
