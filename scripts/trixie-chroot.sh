@@ -78,7 +78,7 @@ if [ "${1:-}" = "--inside-namespace" ]; then
     MANA_TEST_VERBOSE="${MANA_TEST_VERBOSE:-}" /bin/sh -c 'cd "$0" && exec "$@"' "$top" "$@"
 fi
 
-in_chroot() { unshare --mount --propagation private "$0" --inside-namespace "$@"; }
+in_chroot() { unshare --mount --propagation private "$top/scripts/trixie-chroot.sh" --inside-namespace "$@"; }
 
 create() {
   if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want_stamp" ]; then return 0; fi

@@ -94,6 +94,11 @@ KNOWN_DISAGREEMENTS = {
         "the process that runs the VF open contexts (mana-emu: VF ... is run by another process), "
         "whereas the kernel lets any process open uverbs",
 }
+for _test in ("test_rss_4_queues", "test_rss_8_queues"):
+    KNOWN_DISAGREEMENTS[("strict", _test)] = (
+        "the strict profile asks for hash-type=mask, which 24.11 needs to flag an RSS hash, but the "
+        "device model does not act on it yet: it reports the single NDIS bit (emu/device/"
+        "rss_hasher.cpp), so no hash reaches testpmd")
 
 
 def with_profile(profile, fn):
