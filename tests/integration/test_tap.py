@@ -59,16 +59,19 @@ def check_rss(queues):
     p.wait_for(FORWARDING_STARTED)
     frames = flow_frames(400)
     sendp(frames, iface=TAP)
-    rx = re.compile(r"src=02:00:00:00:([0-9A-F]{2}):([0-9A-F]{2}) .*(?:RSS hash=0x([0-9a-f]+) - RSS queue"
-                    r"|Receive queue)=0x([0-9a-f]+)")
+    # testpmd (22.11 and 24.11) shows "Receive queue=0x.." on every line, and before it
+    # "RSS hash=0x.. - RSS queue=0x.." when the driver flags a hash.
+    rx = re.compile(r"src=02:00:00:00:([0-9A-F]{2}):([0-9A-F]{2}) .*(?:RSS|Receive) queue=0x([0-9a-f]+)")
+    rss_hash = re.compile(r"RSS hash=0x([0-9a-f]+)")
     seen = {}
 
     def all_seen():
         for line in p.lines:
             m = rx.search(line)
             if m:
+                h = rss_hash.search(line)
                 seen[int(m.group(1), 16) << 8 | int(m.group(2), 16)] = (
-                    int(m.group(3), 16) if m.group(3) else None, int(m.group(4), 16))
+                    int(h.group(1), 16) if h else None, int(m.group(3), 16))
         return len(seen) == len(frames)
 
     wait_until(lambda: p.pump() is not None and all_seen(), 60, "all flows at testpmd")

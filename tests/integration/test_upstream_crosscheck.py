@@ -61,13 +61,15 @@ def l3fwd_forwards(pmd, prefix, queues=1):
     got = capture.stop()
     per_queue = rq_packets(p)
     p.stop()
-    # l3fwd asks for RSS over IP addresses only (RTE_ETH_RSS_IP) with the driver's default key; the
-    # indirection table holds queue j at entry j (a power-of-two count), so the queue is the hash
-    # modulo the count (doc/hardware.md §2.5).
+    # l3fwd asks for RSS over IP addresses only (RTE_ETH_RSS_IP), with the driver's default key, but
+    # the hardware ignores the requested fields and hashes UDP over addresses and ports
+    # (doc/hardware.md §2.5); the indirection table holds queue j at entry j (a power-of-two
+    # count), so the queue is the hash modulo the count.
     want = [0] * queues
     for f in frames:
-        ips = bytes(map(int, f[IP].src.split("."))) + bytes(map(int, f[IP].dst.split(".")))
-        want[toeplitz(MANA_DEFAULT_RSS_KEY, ips) % queues] += 1
+        four_tuple = (bytes(map(int, f[IP].src.split("."))) + bytes(map(int, f[IP].dst.split(".")))
+                      + f[UDP].sport.to_bytes(2, "big") + f[UDP].dport.to_bytes(2, "big"))
+        want[toeplitz(MANA_DEFAULT_RSS_KEY, four_tuple) % queues] += 1
     expect(per_queue == want + [0] * queues,
            f"packets per receive queue {per_queue}, Toeplitz reference {want} on port 0", p)
     expect(len(got) == len(frames), f"{len(got)} frames came out, {len(frames)} went in", p)
