@@ -82,6 +82,11 @@ in_chroot() { unshare --mount --propagation private "$top/scripts/trixie-chroot.
 
 create() {
   if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want_stamp" ]; then return 0; fi
+  # One creator at a time (checkouts on one machine share the chroot); the next finds it complete.
+  mkdir -p "$(dirname "$root")"
+  exec 9>"$root.lock"
+  flock 9
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want_stamp" ]; then exec 9>&-; return 0; fi
   command -v debootstrap >/dev/null || {
     say "installing debootstrap on the host"
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q debootstrap >/dev/null \
@@ -112,6 +117,7 @@ create() {
     apt "${packages[@]}" || die "apt-get install in the chroot failed"
   in_chroot apt-get clean
   echo "$want_stamp" >"$stamp"
+  exec 9>&-
 }
 
 case "${1:-}" in
