@@ -14,7 +14,7 @@ step() {
   local name=$1 started=$SECONDS
   shift
   "$@"
-  echo "crosscheck-trixie: $name took $((SECONDS - started)) s"
+  echo "crosscheck-trixie: $name took $((SECONDS - started)) s" >&2
 }
 
 step "chroot" scripts/trixie-chroot.sh >/dev/null
