@@ -36,8 +36,8 @@ bool expect_words(const std::vector<std::string_view>& w, size_t count, const ch
 
 bool parse_fault(const std::vector<std::string_view>& w, ControlCommand* cmd, std::string* error) {
   static const char* kUsage =
-      "fault <vf> <port> tx|rx error-cqe <cqe_type> <count> | fault <vf> <port> tx|rx bad-lkey "
-      "<count>";
+      "fault <vf> <port> tx|rx error-cqe <cqe_type> <count> [skip <n>] [every <k>] | fault <vf> "
+      "<port> tx|rx bad-lkey <count>";
   if (w.size() < 5) return fail(error, std::string("usage: ") + kUsage);
   if (!number(w[1], 0, kMaxIndex, "vf", &cmd->vf, error)) return false;
   if (!number(w[2], 0, kMaxIndex, "port", &cmd->port, error)) return false;
@@ -46,10 +46,21 @@ bool parse_fault(const std::vector<std::string_view>& w, ControlCommand* cmd, st
   cmd->fault.tx = w[3] == "tx";
   cmd->fault.port = cmd->port;
   if (w[4] == "error-cqe") {
-    if (!expect_words(w, 7, kUsage, error)) return false;
+    if (w.size() < 7 || w.size() % 2 == 0) return fail(error, std::string("usage: ") + kUsage);
     cmd->fault.kind = Fault::Kind::kErrorCqe;
     if (!number(w[5], 1, kMaxCqeType, "cqe_type", &cmd->fault.cqe_type, error)) return false;
-    return number(w[6], 1, kMaxFaultCount, "count", &cmd->fault.count, error);
+    if (!number(w[6], 1, kMaxFaultCount, "count", &cmd->fault.count, error)) return false;
+    // Optional: skip <n> WQEs first, then fault one WQE every <k>.
+    for (size_t i = 7; i + 1 < w.size(); i += 2) {
+      if (w[i] == "skip") {
+        if (!number(w[i + 1], 0, kMaxFaultCount, "skip", &cmd->fault.skip, error)) return false;
+      } else if (w[i] == "every") {
+        if (!number(w[i + 1], 1, kMaxFaultCount, "every", &cmd->fault.every, error)) return false;
+      } else {
+        return fail(error, "unknown fault option '" + std::string(w[i]) + "' (skip, every)");
+      }
+    }
+    return true;
   }
   if (w[4] == "bad-lkey") {
     if (!expect_words(w, 6, kUsage, error)) return false;
@@ -63,7 +74,8 @@ void json_queue(std::ostringstream& out, uint32_t id, const QueueCounters& c) {
   out << "{\"id\":" << id << ",\"wqes\":" << c.wqes << ",\"packets\":" << c.packets
       << ",\"bytes\":" << c.bytes << ",\"cqes\":" << c.cqes << ",\"error_cqes\":" << c.error_cqes
       << ",\"doorbells\":" << c.doorbells << ",\"wqe_cnt_doorbells\":" << c.wqe_cnt_doorbells
-      << "}";
+      << ",\"zero_length_cqes\":" << c.zero_length_cqes
+      << ",\"cq_doorbell_violations\":" << c.cq_doorbell_violations << "}";
 }
 
 template <typename ReadCounters>
@@ -198,7 +210,7 @@ std::string ControlTargets::counters_json(uint32_t vf, const Device& device) {
     out << (p ? "," : "") << "{\"port\":" << p << ",\"tx_frames\":" << c.tx_frames
         << ",\"rx_frames\":" << c.rx_frames << ",\"rx_no_wqe_drops\":" << c.rx_no_wqe_drops
         << ",\"rx_filtered\":" << c.rx_filtered << ",\"rx_mtu_drops\":" << c.rx_mtu_drops
-        << ",\"tx_wire_drops\":" << c.tx_wire_drops << "}";
+        << ",\"tx_wire_drops\":" << c.tx_wire_drops << ",\"rx_oversize\":" << c.rx_oversize << "}";
   }
   out << "],\"sqs\":[";
   if (hooks_.sq_ids) {

@@ -1,7 +1,7 @@
 // The control channel's commands (one text line each, one reply line each; doc/emulator.md):
 //   netdev <vf> <port> up|down
 //   remove <vf> | add <vf>
-//   fault <vf> <port> tx|rx error-cqe <cqe_type> <count>
+//   fault <vf> <port> tx|rx error-cqe <cqe_type> <count> [skip <n>] [every <k>]
 //   fault <vf> <port> tx|rx bad-lkey <count>
 //   counters <vf> | live <vf>
 // Parsing is a pure function; ControlTargets applies a parsed command to the Devices this process

@@ -2,9 +2,11 @@
 // poll-mode driver on one core: post TX WQEs, ring doorbells, poll the device, consume TX and RX
 // CQEs, repost RX WQEs. Prints forwarded Mpps (frames that reached an RX CQE).
 //
-//   bench_device [seconds=3] [burst=32] [--suppress] [--trap]
+//   bench_device [seconds=3] [burst=32] [--suppress] [--trap] [--hw KEY=VALUE]...
 //   --suppress: TX CQE suppression on all but the last WQE of a burst (as DPDK >= 23.07)
 //   --trap:     doorbells through Device::ring (trap mode) instead of the polled page
+//   --hw:       an open hardware behaviour, as `mana-emu run --hw` (e.g. single-queue-hash=on to
+//               hash every frame although each port has one queue)
 #include <atomic>
 #include <time.h>
 
@@ -15,6 +17,7 @@
 #include <memory>
 #include <string>
 
+#include "config/hw_options.h"
 #include "device/device.h"
 #include "mana/gdma_format.h"
 
@@ -85,9 +88,16 @@ int main(int argc, char** argv) {
   double seconds = 3;
   unsigned burst = 32;
   bool suppress = false, trap = false;
+  VfConfig config;
   for (int i = 1, pos = 0; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--suppress")
+    if (a == "--hw" && i + 1 < argc) {
+      std::string error;
+      if (!set_hw_option(argv[++i], &config.hw, &error)) {
+        std::fprintf(stderr, "bench_device: %s\n", error.c_str());
+        return 2;
+      }
+    } else if (a == "--suppress")
       suppress = true;
     else if (a == "--trap")
       trap = true;
@@ -98,7 +108,6 @@ int main(int argc, char** argv) {
   }
   if (burst == 0 || burst > kDepth / 2) burst = 32;
 
-  VfConfig config;
   for (uint8_t p = 0; p < 2; ++p) {
     PortConfig pc;
     pc.mac = {0x00, 0x15, 0x5d, 0, 0, static_cast<uint8_t>(p + 1)};

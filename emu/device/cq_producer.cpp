@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 
 namespace mana::emu {
 
@@ -22,6 +23,8 @@ void cq_reset(Cq& cq) {
   cq.owner = 1;
   cq.index8 = cq.count;  // the consumer's head starts at count (spec §4.5)
   cq.armed = false;
+  cq.produced = cq.reported = 0;
+  cq.stalled = cq.failed = cq.warned_doorbell = false;
 }
 
 void cq_post(Cq& cq, const hw::Cqe& cqe, uint32_t wq_id, bool is_sq) {
@@ -38,6 +41,7 @@ void cq_post(Cq& cq, const hw::Cqe& cqe, uint32_t wq_id, bool is_sq) {
     cq.owner = (cq.owner + 1) & hw::kOwnerMask;
   }
   if (++cq.index8 == cq.count * 8) cq.index8 = 0;
+  ++cq.produced;
   if (cq.armed) {
     cq.armed = false;
     signal_channel(cq);
@@ -51,6 +55,38 @@ void cq_arm(Cq& cq, uint32_t index) {
   } else {
     cq.armed = true;
   }
+}
+
+void cq_doorbell_seen(Cq& cq, uint32_t index) {
+  const uint32_t span = cq.count * 8;
+  const uint32_t backlog = (cq.index8 + span - index % span) % span;
+  cq.reported = cq.produced - backlog;
+  cq.stalled = false;
+}
+
+bool cq_admits_slow(Cq& cq, WorkQueue& q, uint32_t n) {
+  if (cq.failed) {
+    q.dead = true;
+    return false;
+  }
+  if (cq.stalled) return false;
+  if (cq.produced + n - cq.reported < cq.count * 8) return true;
+  ++q.counters.cq_doorbell_violations;
+  const bool stall = cq.doorbell_rule == HwBehaviour::CqDoorbellRule::kStall;
+  if (stall)
+    cq.stalled = true;
+  else
+    cq.failed = q.dead = true;
+  if (!cq.warned_doorbell) {
+    cq.warned_doorbell = true;
+    std::fprintf(stderr,
+                 "mana-emu: CQ 0x%x got no CQ doorbell for 8 wraps (%u CQEs): %s (hw "
+                 "cq-doorbell=%s); ring the CQ doorbell at least every 8 wraps, arm or not\n",
+                 cq.id, cq.count * 8,
+                 stall ? "its queues stall until one arrives" : "its queues have failed",
+                 stall ? "stall" : "error");
+  }
+  return false;
 }
 
 }  // namespace mana::emu

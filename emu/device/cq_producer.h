@@ -29,4 +29,18 @@ void cq_post(Cq& cq, const hw::Cqe& cqe, uint32_t wq_id, bool is_sq);
 // A CQ doorbell with arm = 1 at consumer index `index` (8·count index space).
 void cq_arm(Cq& cq, uint32_t index);
 
+// Any CQ doorbell (arm or not) reporting consumer index `index`: what the CQ doorbell rule counts
+// from; ends a stall.
+void cq_doorbell_seen(Cq& cq, uint32_t index);
+
+// The CQ doorbell rule (hw cq-doorbell; mana_en.c: "at least one doorbell ring every 8
+// wraparounds of CQ"): whether `cq` may take `n` more CQEs for queue `q` now. A CQE that would put
+// the producer 8·count or more past the index of the last CQ doorbell is a violation: `stall`
+// stops the CQ until the next CQ doorbell, `error` fails the CQ and every queue that then needs
+// it (marked dead). Counted in q's cq_doorbell_violations. Call before consuming the WQE.
+bool cq_admits_slow(Cq& cq, WorkQueue& q, uint32_t n);
+inline bool cq_admits(Cq& cq, WorkQueue& q, uint32_t n) {
+  return cq.doorbell_rule == HwBehaviour::CqDoorbellRule::kOff || cq_admits_slow(cq, q, n);
+}
+
 }  // namespace mana::emu

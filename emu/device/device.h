@@ -80,15 +80,20 @@ struct QueueCounters {
   uint64_t cqes = 0;        // CQEs written
   uint64_t doorbells = 0;
   uint64_t wqe_cnt_doorbells = 0;  // RQ doorbells with a non-zero wqe_cnt (accepted, spec §4.8)
+  uint64_t zero_length_cqes = 0;   // RQ: extra CQEs with packet length 0 (hw zero-length-cqe)
+  // The queue needed a CQE while its CQ had gone 8 wraps without a CQ doorbell (hw cq-doorbell):
+  // one per stall, or the one that failed the queue.
+  uint64_t cq_doorbell_violations = 0;
 };
 
 struct PortCounters {
   uint64_t rx_no_wqe_drops = 0;  // hc_rx_discards_no_wqe: frames with no posted RX WQE
   uint64_t rx_filtered = 0;      // frames not addressed to the port
-  uint64_t rx_mtu_drops = 0;
+  uint64_t rx_mtu_drops = 0;     // oversize frames dropped (hw rx-oversize=drop) or beyond 64 KiB
   uint64_t tx_frames = 0;
   uint64_t rx_frames = 0;      // frames taken from the wire (before filtering)
   uint64_t tx_wire_drops = 0;  // frames the wire refused
+  uint64_t rx_oversize = 0;    // frames longer than the vPort MTU, whatever rx-oversize does
 };
 
 // Live-object counts, for leak checks after a driver closes (all back to zero).
@@ -101,9 +106,11 @@ struct Fault {
   enum class Kind { kErrorCqe, kBadLkey } kind = Kind::kErrorCqe;
   bool tx = true;      // SQ (true) or RQ
   uint32_t port = 0;   // 0-based port index
-  uint32_t count = 1;  // next N WQEs
+  uint32_t count = 1;  // N WQEs get the fault
   // For kErrorCqe: CQE_TX_INVALID_OOB by default (RX: CQE_RX_TRUNCATED = 4).
   uint32_t cqe_type = 35;
+  uint32_t skip = 0;   // kErrorCqe: WQEs let through before the first faulted one
+  uint32_t every = 1;  // kErrorCqe: then one faulted WQE every `every` (1: consecutive)
 };
 
 class Device {

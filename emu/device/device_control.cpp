@@ -49,7 +49,7 @@ DeviceImpl::DeviceImpl(const VfConfig& config, std::unique_ptr<WireSet> wires, u
                 std::min<uint32_t>(config.limits.max_mr, (1u << kLkeySlotBits) - 1), seed),
       queue_ids_(kQueueSlotBits, 24 - kQueueSlotBits, (1u << kQueueSlotBits) - 1, seed * 7 + 1),
       ports_(config.ports.size()) {
-  const uint32_t vp_base = 1 + seed % 100;
+  const uint32_t vp_base = config.hw.vport_offset != 0 ? config.hw.vport_offset : 1 + seed % 100;
   for (uint32_t i = 0; i < ports_.size(); ++i) {
     Port& p = ports_[i];
     p.index = i;
@@ -185,6 +185,7 @@ int DeviceImpl::create_cq(uint32_t context_id, void* buf, uint32_t count, CqEven
   cq->count = count;
   // Without an EQ (cq-eq=off, 6.2-era mana_ib: GDMA_CQ_NO_EQ) an armed CQ never interrupts.
   cq->event_fd = config_.hw.cq_eq ? event_fd : -1;
+  cq->doorbell_rule = config_.hw.cq_doorbell;
   cq_reset(*cq);
   ++ctx->users;
   *cq_handle = cq->handle;
@@ -370,6 +371,7 @@ int DeviceImpl::create_rss_qp(uint32_t context_id, uint32_t pd_id, uint32_t port
   rss->pd_id = pd_id;
   rss->context_id = context_id;
   rss->hasher = std::make_unique<RssHasher>(key);
+  rss->hashes = n > 1 || config_.hw.single_queue_hash;
   for (Rq* rq : table) {
     if (rq->rss != nullptr) continue;  // listed twice
     rq->rss = rss.get();
@@ -460,8 +462,11 @@ void DeviceImpl::inject(const Fault& fault) {
   if (fault.port >= ports_.size()) return;
   PortFaults& f = ports_[fault.port].faults;
   if (fault.kind == Fault::Kind::kErrorCqe) {
-    (fault.tx ? f.tx_error_count : f.rx_error_count) = fault.count;
-    (fault.tx ? f.tx_error_type : f.rx_error_type) = fault.cqe_type;
+    FaultPlan& plan = fault.tx ? f.tx_error : f.rx_error;
+    plan.remaining = fault.count;
+    plan.cqe_type = fault.cqe_type;
+    plan.skip = fault.skip;
+    plan.every = fault.every != 0 ? fault.every : 1;
   } else {
     (fault.tx ? f.tx_bad_lkey_count : f.rx_bad_lkey_count) = fault.count;
   }

@@ -76,7 +76,10 @@ void DeviceImpl::apply_doorbell(uint32_t context_id, uint32_t offset, uint64_t v
     if (q != nullptr && q->kind == QueueKind::kCq && q->context_id == context_id) {
       ok = true;
       Cq* cq = static_cast<Cq*>(q);
-      if (hw::doorbell_cq_arm(value) && !cq->dead) cq_arm(*cq, hw::doorbell_cq_tail(value));
+      if (!cq->dead) {
+        cq_doorbell_seen(*cq, hw::doorbell_cq_tail(value));
+        if (hw::doorbell_cq_arm(value)) cq_arm(*cq, hw::doorbell_cq_tail(value));
+      }
     }
   }
   if (ok) return;

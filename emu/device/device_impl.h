@@ -116,9 +116,14 @@ class DeviceImpl final : public Device {
   };
   bool claim_rx_wqe(Port& port, Rq& rq, RxBuffer* out);  // false: no WQE posted
   // Consumes the WQE (`claimed`, or the next one) for `frame` and completes it.
+  // `truncate`: complete it as CQE_RX_TRUNCATED whatever the buffer (hw rx-oversize=truncate).
   void deliver(Port& port, Rq& rq, RxBuffer* claimed, const uint8_t* frame, uint32_t len,
-               uint32_t dw1, uint32_t hash);
+               uint32_t dw1, uint32_t hash, bool truncate);
+  // The CQE's hash-type field for the one NDIS bit of the hash computed (hw hash-type).
+  uint32_t hash_type_field(uint32_t one_bit) const;
   void post_rx_error(Rq& rq, const WqeView& w, CqeStatus status);
+  // Every RX CQE goes through here (hw zero-length-cqe).
+  void post_rx_cqe(Rq& rq, const hw::Cqe& cqe);
   void flush_coalesced(Rq& rq);
   void flush_all_coalesced();
 

@@ -48,6 +48,7 @@ bool DeviceImpl::claim_rx_wqe(Port& port, Rq& rq, RxBuffer* b) {
 unsigned DeviceImpl::receive_port(Port& port, unsigned budget) {
   unsigned n = 0;
   const uint32_t mtu_frame = config_.limits.mtu + kEthHeaderLen;
+  const HwBehaviour::RxOversize oversize_rule = config_.hw.rx_oversize;
   RxBuffer direct;
   for (; n < budget; ++n) {
     // With one RX queue the destination is known before the frame is read: receive it straight
@@ -55,7 +56,7 @@ unsigned DeviceImpl::receive_port(Port& port, unsigned budget) {
     Rq* single = port.rss != nullptr && port.rss->rqs.size() == 1 ? port.rss->rqs[0] : nullptr;
     const bool to_buffer = single != nullptr && claim_rx_wqe(port, *single, &direct) &&
                            direct.status.type == hw::kCqeRxOkay && direct.wqe.num_sge == 1 &&
-                           port.faults.rx_error_count == 0;
+                           !port.faults.rx_error.armed();
     uint8_t* buf =
         to_buffer ? reinterpret_cast<uint8_t*>(direct.sges[0].address) : rx_frame_.data();
     const uint32_t cap = to_buffer ? direct.sges[0].size : kRxStagingBytes;
@@ -69,16 +70,21 @@ unsigned DeviceImpl::receive_port(Port& port, unsigned budget) {
       continue;
     }
     const bool tagged = has_vlan_tag(buf);
-    if (full_len > mtu_frame + (tagged ? kVlanTagLen : 0) || (!to_buffer && full_len > len)) {
+    const bool oversize = full_len > mtu_frame + (tagged ? kVlanTagLen : 0);
+    if (oversize) ++port.counters.rx_oversize;
+    if ((oversize && oversize_rule == HwBehaviour::RxOversize::kDrop) ||
+        (!to_buffer && full_len > len)) {
       ++port.counters.rx_mtu_drops;
       continue;
     }
+    // hw rx-oversize=truncate: completed as CQE_RX_TRUNCATED; =deliver: whole if it fits.
+    const bool truncate = oversize && oversize_rule == HwBehaviour::RxOversize::kTruncate;
     if (port.rss == nullptr) {  // no RX queue configured on the vPort
       ++port.counters.rx_no_wqe_drops;
       continue;
     }
     if (full_len > len) {  // did not fit the posted buffer
-      deliver(port, *single, &direct, buf, full_len, 0, 0);
+      deliver(port, *single, &direct, buf, full_len, 0, 0, truncate);
       continue;
     }
     uint8_t* frame = buf;
@@ -90,22 +96,36 @@ unsigned DeviceImpl::receive_port(Port& port, unsigned budget) {
     }
     FrameInfo info;
     parse_frame(frame, len, &info);
-    dw1 |= rx_checksum_flags(frame, info);
-    const RssInput input = rss_input(frame, info);
+    dw1 |= rx_checksum_flags(frame, info, config_.hw.ipv6_ip_csum);
     Rq* rq = port.default_rq;
     uint32_t hash = 0;
-    if (input.hash_type != 0) {
-      hash = port.rss->hasher->hash(input.bytes, input.len);
-      rq = port.steering[hash & (hw::kRssTableSize - 1)];
-      dw1 = hw::Cqe::RxHashType::set(dw1, input.hash_type);
+    if (port.rss->hashes) {
+      const RssInput input = rss_input(frame, info);
+      if (input.hash_type != 0) {
+        hash = port.rss->hasher->hash(input.bytes, input.len);
+        rq = port.steering[hash & (hw::kRssTableSize - 1)];
+        dw1 = hw::Cqe::RxHashType::set(dw1, hash_type_field(input.hash_type));
+      }
     }
-    deliver(port, *rq, to_buffer ? &direct : nullptr, frame, len, dw1, hash);
+    deliver(port, *rq, to_buffer ? &direct : nullptr, frame, len, dw1, hash, truncate);
   }
   return n;
 }
 
+uint32_t DeviceImpl::hash_type_field(uint32_t one_bit) const {
+  if (config_.hw.hash_type == HwBehaviour::HashType::kOneBit) return one_bit;
+  return (one_bit & hw::kHashL4) != 0 ? hw::kHashL4 : hw::kHashL3;  // what DPDK compares with
+}
+
 void DeviceImpl::deliver(Port& port, Rq& rq, RxBuffer* claimed, const uint8_t* frame, uint32_t len,
-                         uint32_t dw1, uint32_t hash) {
+                         uint32_t dw1, uint32_t hash, bool truncate) {
+  // CQ doorbell rule: room for this completion, an open coalesced one and a zero-length one.
+  if (rq.cq->doorbell_rule != HwBehaviour::CqDoorbellRule::kOff && !rq.dead &&
+      !cq_admits_slow(*rq.cq, rq,
+                      1 + (rq.coalesced_count != 0) + (config_.hw.zero_length_cqe_every != 0))) {
+    ++port.counters.rx_no_wqe_drops;  // a stalled RQ takes no frame, as one without WQEs
+    return;
+  }
   RxBuffer local;
   RxBuffer* b = claimed;
   if (b == nullptr) {
@@ -119,9 +139,8 @@ void DeviceImpl::deliver(Port& port, Rq& rq, RxBuffer* claimed, const uint8_t* f
   rq.consumed_bu = b->corrupt ? rq.tail_bu : (rq.consumed_bu + w.size_bu) & kBuMask;
   ++rq.counters.wqes;
   PortFaults& faults = port.faults;
-  if (faults.rx_error_count != 0) {
-    --faults.rx_error_count;
-    post_rx_error(rq, w, {faults.rx_error_type});
+  if (faults.rx_error.take()) {
+    post_rx_error(rq, w, {faults.rx_error.cqe_type});
     return;
   }
   if (faults.rx_bad_lkey_count != 0 && !b->corrupt) --faults.rx_bad_lkey_count;
@@ -129,7 +148,7 @@ void DeviceImpl::deliver(Port& port, Rq& rq, RxBuffer* claimed, const uint8_t* f
     post_rx_error(rq, w, b->status);
     return;
   }
-  if (len > b->capacity) {
+  if (truncate || len > b->capacity) {
     post_rx_error(rq, w, kRxTruncated);
     return;
   }
@@ -150,8 +169,7 @@ void DeviceImpl::deliver(Port& port, Rq& rq, RxBuffer* claimed, const uint8_t* f
     cqe.dw[hw::Cqe::kRxFlagsDword] = dw1;
     cqe.rx_packet(0) = info;
     cqe.dw[hw::Cqe::kRxWqeOffsetDword] = w.offset_bu * hw::kBasicUnit;
-    cq_post(*rq.cq, cqe, rq.id, false);
-    ++rq.counters.cqes;
+    post_rx_cqe(rq, cqe);
     return;
   }
   // Coalesce consecutive packets of this RQ that share their dw1 metadata.
@@ -172,16 +190,32 @@ void DeviceImpl::post_rx_error(Rq& rq, const WqeView& w, CqeStatus status) {
   hw::Cqe cqe{};
   cqe.dw[0] = cqe_header(status);
   cqe.dw[hw::Cqe::kRxWqeOffsetDword] = w.offset_bu * hw::kBasicUnit;
-  cq_post(*rq.cq, cqe, rq.id, false);
-  ++rq.counters.cqes;
+  post_rx_cqe(rq, cqe);
   ++rq.counters.error_cqes;
 }
 
 void DeviceImpl::flush_coalesced(Rq& rq) {
   if (rq.coalesced_count == 0) return;
-  cq_post(*rq.cq, rq.coalesced, rq.id, false);
-  ++rq.counters.cqes;
   rq.coalesced_count = 0;
+  if (rq.dead) return;  // a failed or removed queue completes nothing more
+  post_rx_cqe(rq, rq.coalesced);
+}
+
+void DeviceImpl::post_rx_cqe(Rq& rq, const hw::Cqe& cqe) {
+  const uint32_t every = config_.hw.zero_length_cqe_every;
+  if (every != 0 && ++rq.completions_since_zero_length == every) {
+    rq.completions_since_zero_length = 0;
+    // hw zero-length-cqe: a completion whose first packet has length 0 and that consumed no WQE
+    // (mana_process_rx_cqe and DPDK skip it); it names the WQE the next completion names.
+    hw::Cqe empty{};
+    empty.dw[0] = cqe_header({config_.rx_coalescing ? hw::kCqeRxCoalesced4 : hw::kCqeRxOkay});
+    empty.dw[hw::Cqe::kRxWqeOffsetDword] = cqe.dw[hw::Cqe::kRxWqeOffsetDword];
+    cq_post(*rq.cq, empty, rq.id, false);
+    ++rq.counters.cqes;
+    ++rq.counters.zero_length_cqes;
+  }
+  cq_post(*rq.cq, cqe, rq.id, false);
+  ++rq.counters.cqes;
 }
 
 void DeviceImpl::flush_all_coalesced() {

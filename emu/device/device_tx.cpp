@@ -23,7 +23,8 @@ uint16_t vlan_tci(const hw::TxLongOob& l) {
 
 unsigned DeviceImpl::process_sq(Sq& sq, unsigned budget) {
   unsigned n = 0;
-  while (n < budget && sq.pending_bu() != 0) {
+  // A CQ under the CQ doorbell rule's stall takes no CQE: the SQ stops, as at a full CQ.
+  while (n < budget && sq.pending_bu() != 0 && cq_admits(*sq.cq, sq, 1)) {
     ++n;
     WqeView w;
     if (!read_wqe(sq, &w)) {
@@ -49,10 +50,7 @@ CqeStatus DeviceImpl::check_and_send(Sq& sq, const WqeView& w) {
   using S = hw::TxShortOob;
   Port& port = *sq.port;
   PortFaults& faults = port.faults;
-  if (faults.tx_error_count != 0) {
-    --faults.tx_error_count;
-    return {faults.tx_error_type};
-  }
+  if (faults.tx_error.take()) return {faults.tx_error.cqe_type};
   if (w.oob_bytes != hw::kShortOobSize && w.oob_bytes != hw::kLongOobSize) return kInvalidOob;
   hw::TxOob oob{};
   const bool long_oob = w.oob_bytes == hw::kLongOobSize;
@@ -65,7 +63,11 @@ CqeStatus DeviceImpl::check_and_send(Sq& sq, const WqeView& w) {
   if (S::VcqNumber::get(oob.s.dw0) != sq.cq->id ||
       S::VsqFrame::get(oob.s.dw1) != hw::vsq_frame_of(sq.id))
     return kInvalidOob;
-  if (S::VportOffset::get(oob.s.dw1) != port.vp_offset) return {hw::kCqeTxVportIdxOutOfRange};
+  // The long format's 12-bit offset when set (mana_start_xmit for offsets above 255), else the
+  // short format's 8-bit one (doc/hardware.md §4.3).
+  const uint32_t long_vp = long_oob ? hw::TxLongOob::LongVportOffset::get(oob.l.dw3) : 0;
+  const uint32_t vp = long_vp != 0 ? long_vp : S::VportOffset::get(oob.s.dw1);
+  if (vp != port.vp_offset) return {hw::kCqeTxVportIdxOutOfRange};
 
   hw::Sge sges[hw::kMaxTxSge];
   read_sgl(sq, w, sges, w.num_sge ? w.num_sge : 1);
@@ -84,9 +86,12 @@ CqeStatus DeviceImpl::check_and_send(Sq& sq, const WqeView& w) {
   const uint64_t total = sgl_bytes(sges, w.num_sge);
   if (total > mtu_frame + kVlanTagLen) return {hw::kCqeTxMtuDrop};
   const bool inject_vlan = long_oob && hw::TxLongOob::InjectVlan::get(oob.l.dw2);
-  const TxChecksumRequest csum{S::IpCsum::get(oob.s.dw0) != 0, S::TcpCsum::get(oob.s.dw0) != 0,
-                               S::UdpCsum::get(oob.s.dw0) != 0};
-  const bool rewrite = inject_vlan || csum.ipv4_header || csum.tcp || csum.udp;
+  TxChecksumRequest csum;
+  csum.ipv4_header = S::IpCsum::get(oob.s.dw0) != 0;
+  csum.tcp = S::TcpCsum::get(oob.s.dw0) != 0;
+  csum.udp = S::UdpCsum::get(oob.s.dw0) != 0;
+  const bool checksums = csum.ipv4_header || csum.tcp || csum.udp;
+  const bool rewrite = inject_vlan || checksums;
   // A one-SGE frame the NIC does not rewrite goes to the wire straight from the driver's buffer;
   // otherwise it is gathered into the staging buffer (the driver's memory is never modified).
   const uint8_t* frame;
@@ -102,15 +107,16 @@ CqeStatus DeviceImpl::check_and_send(Sq& sq, const WqeView& w) {
   if (len < kEthHeaderLen) return {hw::kCqeTxHdrProcessingError};
   if (config_.anti_spoof && std::memcmp(frame + 6, port.mac.data(), 6) != 0)
     return {hw::kCqeTxSaDrop};
-  if (inject_vlan) {
-    if (has_vlan_tag(frame)) return {hw::kCqeTxVlanTaggingViolation};
-    len = insert_vlan_tag(tx_frame_.data(), len, vlan_tci(oob.l));
+  if (inject_vlan && has_vlan_tag(frame)) return {hw::kCqeTxVlanTaggingViolation};
+  if (checksums) {
+    // Where the OOB says, on the frame as the driver built it (before a tag is inserted).
+    csum.is_ipv4 = S::IsIpv4::get(oob.s.dw0) != 0;
+    csum.is_ipv6 = S::IsIpv6::get(oob.s.dw0) != 0;
+    csum.transport_offset = S::TransportOffset::get(oob.s.dw1);
+    complete_tx_checksums(tx_frame_.data(), len, csum);
   }
+  if (inject_vlan) len = insert_vlan_tag(tx_frame_.data(), len, vlan_tci(oob.l));
   if (len > mtu_frame + (has_vlan_tag(frame) ? kVlanTagLen : 0)) return {hw::kCqeTxMtuDrop};
-  if (csum.ipv4_header || csum.tcp || csum.udp) {
-    FrameInfo info;
-    if (parse_frame(frame, len, &info)) complete_tx_checksums(tx_frame_.data(), info, csum);
-  }
   if (port.wire->transmit(frame, len))
     ++port.counters.tx_frames;
   else

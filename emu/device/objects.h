@@ -60,6 +60,14 @@ struct Cq : QueueBase {
   uint32_t owner = 1;
   uint32_t index8 = 0;
   bool armed = false;
+  // The CQ doorbell rule of mana_en.c (hw cq-doorbell, doc/hardware.md §4.8): CQEs written since
+  // the reset, and that count minus the backlog the last CQ doorbell reported.
+  HwBehaviour::CqDoorbellRule doorbell_rule = HwBehaviour::CqDoorbellRule::kOff;
+  uint32_t produced = 0;
+  uint32_t reported = 0;
+  bool stalled = false;  // takes no CQE until the next CQ doorbell
+  bool failed = false;   // takes no CQE again (until bound anew)
+  bool warned_doorbell = false;
 };
 
 // Positions on an SQ/RQ are 27-bit BU offsets (spec §4.1).
@@ -92,6 +100,7 @@ struct Rq : WorkQueue {
   // CQE_RX_COALESCED_4 being filled (coalesced_count packets so far).
   hw::Cqe coalesced{};
   uint32_t coalesced_count = 0;
+  uint32_t completions_since_zero_length = 0;  // hw zero-length-cqe
 };
 
 struct RssQp {
@@ -101,11 +110,34 @@ struct RssQp {
   uint32_t context_id = 0;
   std::vector<Rq*> rqs;  // distinct RQs of the table
   std::unique_ptr<RssHasher> hasher;
+  // False for a one-entry table unless hw single-queue-hash: the kernel then programs the vPort
+  // with RSS off, so CQEs carry no hash.
+  bool hashes = true;
+};
+
+// An injected error-CQE fault: `skip` WQEs pass, then one of every `every` WQEs fails until
+// `remaining` faults were injected.
+struct FaultPlan {
+  uint32_t remaining = 0;
+  uint32_t skip = 0;
+  uint32_t every = 1;
+  uint32_t cqe_type = 0;
+  bool armed() const { return remaining != 0; }
+  // Called once per WQE the queue consumes: true when this WQE gets the fault.
+  bool take() {
+    if (remaining == 0) return false;
+    if (skip != 0) {
+      --skip;
+      return false;
+    }
+    --remaining;
+    skip = every - 1;
+    return true;
+  }
 };
 
 struct PortFaults {
-  uint32_t tx_error_count = 0, tx_error_type = 0;
-  uint32_t rx_error_count = 0, rx_error_type = 0;
+  FaultPlan tx_error, rx_error;
   uint32_t tx_bad_lkey_count = 0, rx_bad_lkey_count = 0;
 };
 

@@ -12,6 +12,10 @@ namespace {
 constexpr uint32_t kIpv4ChecksumOffset = 10;
 constexpr uint32_t kTcpChecksumOffset = 16;
 constexpr uint32_t kUdpChecksumOffset = 6;
+constexpr uint32_t kIpv4MinHeader = 20;
+constexpr uint32_t kIpv6Header = 40;
+
+uint16_t load_be16(const uint8_t* p) { return static_cast<uint16_t>((p[0] << 8) | p[1]); }
 
 void store_be16(uint8_t* p, uint16_t v) {
   p[0] = static_cast<uint8_t>(v >> 8);
@@ -49,28 +53,41 @@ uint16_t strip_vlan_tag(uint8_t** frame, uint32_t* len) {
   return tci;
 }
 
-void complete_tx_checksums(uint8_t* frame, const FrameInfo& info, TxChecksumRequest request) {
-  if (request.ipv4_header && info.l3 == FrameInfo::L3::kIpv4 && info.ipv4_header_ok) {
-    uint8_t* ip = frame + info.l3_offset;
-    store_be16(ip + kIpv4ChecksumOffset, ipv4_header_checksum(ip, ipv4_ihl_bytes(ip)));
+void complete_tx_checksums(uint8_t* frame, uint32_t len, const TxChecksumRequest& r) {
+  if (!r.is_ipv4 && !r.is_ipv6) return;
+  const uint32_t l3 = kEthHeaderLen + (has_vlan_tag(frame) ? kVlanTagLen : 0);
+  if (l3 + (r.is_ipv4 ? kIpv4MinHeader : kIpv6Header) > len) return;
+  uint8_t* ip = frame + l3;
+  uint32_t ip_header, ip_end;
+  if (r.is_ipv4) {
+    ip_header = ipv4_ihl_bytes(ip);
+    if (ip_header < kIpv4MinHeader || l3 + ip_header > len) return;
+    ip_end = l3 + load_be16(ip + 2);  // total length
+    if (r.ipv4_header) store_be16(ip + kIpv4ChecksumOffset, ipv4_header_checksum(ip, ip_header));
+  } else {
+    ip_header = kIpv6Header;
+    ip_end = l3 + kIpv6Header + load_be16(ip + 4);  // payload length
   }
-  const bool tcp = request.tcp && has_l4(info, kIpProtoTcp, 20);
-  const bool udp = request.udp && has_l4(info, kIpProtoUdp, 8);
-  if (!tcp && !udp) return;
+  if (ip_end > len) ip_end = len;
+  if (!r.tcp && !r.udp) return;
+  const uint32_t l4 = r.tcp ? r.transport_offset : l3 + ip_header;
+  const uint32_t field = r.tcp ? kTcpChecksumOffset : kUdpChecksumOffset;
+  if (l4 + field + 2 > ip_end) return;
   // The field holds the driver's pseudo-header sum: summing the whole L4 segment completes it.
-  uint8_t* l4 = frame + info.l4_offset;
-  uint16_t sum = csum_finish(csum_add(0, l4, info.l4_len));
-  if (udp && sum == 0) sum = 0xFFFF;  // 0 means "no checksum" for UDP
-  store_be16(l4 + (tcp ? kTcpChecksumOffset : kUdpChecksumOffset), sum);
+  uint16_t sum = csum_finish(csum_add(0, frame + l4, ip_end - l4));
+  if (!r.tcp && sum == 0) sum = 0xFFFF;  // 0 means "no checksum" for UDP
+  store_be16(frame + l4 + field, sum);
 }
 
-uint32_t rx_checksum_flags(const uint8_t* frame, const FrameInfo& info) {
+uint32_t rx_checksum_flags(const uint8_t* frame, const FrameInfo& info, bool ipv6_ip_ok) {
   using hw::Cqe;
   uint32_t dw1 = 0;
   if (info.l3 == FrameInfo::L3::kIpv4 && info.ipv4_header_ok) {
     const uint8_t* ip = frame + info.l3_offset;
     const bool ok = csum_finish(csum_add(0, ip, ipv4_ihl_bytes(ip))) == 0;
     dw1 = ok ? Cqe::RxIpCsumOk::set(dw1, 1) : Cqe::RxIpCsumFail::set(dw1, 1);
+  } else if (ipv6_ip_ok && info.l3 == FrameInfo::L3::kIpv6 && info.ipv6_header_ok) {
+    dw1 = Cqe::RxIpCsumOk::set(dw1, 1);  // no header checksum: "ok" means a valid header
   }
   const bool tcp = has_l4(info, kIpProtoTcp, 20);
   const bool udp = has_l4(info, kIpProtoUdp, 8);

@@ -25,17 +25,27 @@ uint32_t insert_vlan_tag(uint8_t* frame, uint32_t len, uint16_t tci);
 // `*frame` then points 4 bytes later. Returns the tag's TCI.
 uint16_t strip_vlan_tag(uint8_t** frame, uint32_t* len);
 
+// What a TX OOB asks for (doc/hardware.md §4.3, §4.10). The NIC finds the headers from the OOB,
+// not by parsing: L3 right after the Ethernet header (and a tag in the data), TCP at
+// `transport_offset`, UDP right after the IP header (IPv4 IHL, IPv6 fixed 40 bytes; the kernel and
+// DPDK set no transport offset for UDP).
 struct TxChecksumRequest {
   bool ipv4_header = false;
   bool tcp = false;
   bool udp = false;
+  bool is_ipv4 = false;  // the OOB's is_outer_ipv4 / is_outer_ipv6 bits
+  bool is_ipv6 = false;
+  uint32_t transport_offset = 0;  // bytes from the frame start (TCP)
 };
 // Completes the requested checksums in place: IPv4 header checksum (field taken as 0) and the L4
-// checksum from the pseudo-header seed the driver wrote into the field. A request that does not
-// match the frame's protocols is ignored.
-void complete_tx_checksums(uint8_t* frame, const FrameInfo& info, TxChecksumRequest request);
+// checksum over the segment up to the end of the IP payload, whose field holds the driver's
+// pseudo-header seed. Without an IPv4/IPv6 bit nothing is computed (the NIC does not know the L3
+// protocol); with wrong offsets the checksum is wrong, as on hardware. Never touches memory past
+// `len`.
+void complete_tx_checksums(uint8_t* frame, uint32_t len, const TxChecksumRequest& request);
 
 // RX CQE dw1 checksum bits (hw::Cqe::RxIpCsumOk ... RxUdpCsumFail) for a received frame.
-uint32_t rx_checksum_flags(const uint8_t* frame, const FrameInfo& info);
+// `ipv6_ip_ok` (hw ipv6-ip-csum): a valid IPv6 header also sets RxIpCsumOk.
+uint32_t rx_checksum_flags(const uint8_t* frame, const FrameInfo& info, bool ipv6_ip_ok);
 
 }  // namespace mana::emu

@@ -58,7 +58,7 @@ run: presents emulated MANA VFs (sysfs tree, libmana_emu.so preloaded) to <comma
 
 ctl: sends one control command to the process running the VFs ($MANA_EMU_CONTROL by default):
   netdev <vf> <port> up|down       remove <vf>       add <vf>
-  fault <vf> <port> tx|rx error-cqe <cqe_type> <count>
+  fault <vf> <port> tx|rx error-cqe <cqe_type> <count> [skip <n>] [every <k>]
   fault <vf> <port> tx|rx bad-lkey <count>
   counters <vf>                    live <vf>
   Prints the reply; exit status 0 for "ok ...", 1 otherwise.

@@ -76,6 +76,16 @@ TEST(ControlParser, ParsesEveryCommand) {
   EXPECT_EQ(c.fault.port, 1u);
   EXPECT_EQ(c.fault.cqe_type, 4u);
   EXPECT_EQ(c.fault.count, 7u);
+  EXPECT_EQ(c.fault.skip, 0u);
+  EXPECT_EQ(c.fault.every, 1u);
+
+  c = parse_ok("fault 0 0 tx error-cqe 35 2 skip 5 every 3");
+  EXPECT_EQ(c.fault.count, 2u);
+  EXPECT_EQ(c.fault.skip, 5u);
+  EXPECT_EQ(c.fault.every, 3u);
+  c = parse_ok("fault 0 0 rx error-cqe 4 1 every 2 skip 0");
+  EXPECT_EQ(c.fault.skip, 0u);
+  EXPECT_EQ(c.fault.every, 2u);
 
   c = parse_ok("fault 0 1 tx bad-lkey 3");
   EXPECT_EQ(c.fault.kind, Fault::Kind::kBadLkey);
@@ -101,6 +111,12 @@ TEST(ControlParser, RejectsMalformedCommands) {
   EXPECT_EQ(parse_error("fault 0 0 tx error-cqe 0 1"), "bad cqe_type '0' (1..63)");
   EXPECT_EQ(parse_error("fault 0 0 tx bad-lkey 0"), "bad count '0' (1..16777216)");
   EXPECT_NE(parse_error("fault 0 0 tx error-cqe 35").find("usage: fault"), std::string::npos);
+  EXPECT_NE(parse_error("fault 0 0 tx error-cqe 35 1 skip").find("usage: fault"),
+            std::string::npos);
+  EXPECT_EQ(parse_error("fault 0 0 tx error-cqe 35 1 every 0"), "bad every '0' (1..16777216)");
+  EXPECT_EQ(parse_error("fault 0 0 tx error-cqe 35 1 skip x"), "bad skip 'x' (0..16777216)");
+  EXPECT_EQ(parse_error("fault 0 0 tx error-cqe 35 1 after 2"),
+            "unknown fault option 'after' (skip, every)");
   EXPECT_NE(parse_error("fault 0 0 tx bad-lkey 1 2").find("usage: fault"), std::string::npos);
   EXPECT_NE(parse_error("fault 0 0").find("usage: fault"), std::string::npos);
 }
@@ -185,11 +201,11 @@ TEST(ControlTargets, WithoutConfigOnlyTheDeviceChanges) {
 
 TEST(ControlTargets, CountersAndLiveAreOneLineOfJson) {
   FakeDevice device(two_port_vf());
-  device.ports_[0] = {1, 2, 3, 4, 5, 6};
-  device.ports_[1] = {10, 20, 30, 40, 50, 60};
+  device.ports_[0] = {1, 2, 3, 4, 5, 6, 7};
+  device.ports_[1] = {10, 20, 30, 40, 50, 60, 70};
   device.bad_doorbells_ = 77;
-  device.sq_[7] = {11, 12, 13, 14, 15, 16, 17};
-  device.rq_[9] = {21, 22, 23, 24, 25, 26, 27};
+  device.sq_[7] = {11, 12, 13, 14, 15, 16, 17, 18, 19};
+  device.rq_[9] = {21, 22, 23, 24, 25, 26, 27, 28, 29};
   device.live_ = {1, 2, 3, 4, 5, 6, 7};
   ControlHooks hooks;
   hooks.sq_ids = [](uint32_t vf) {
@@ -201,13 +217,15 @@ TEST(ControlTargets, CountersAndLiveAreOneLineOfJson) {
   EXPECT_EQ(targets.handle_line("counters 0"),
             "ok {\"vf\":0,\"present\":true,\"bad_doorbells\":77,\"ports\":["
             "{\"port\":0,\"tx_frames\":4,\"rx_frames\":5,\"rx_no_wqe_drops\":1,\"rx_filtered\":2,"
-            "\"rx_mtu_drops\":3,\"tx_wire_drops\":6},"
+            "\"rx_mtu_drops\":3,\"tx_wire_drops\":6,\"rx_oversize\":7},"
             "{\"port\":1,\"tx_frames\":40,\"rx_frames\":50,\"rx_no_wqe_drops\":10,"
-            "\"rx_filtered\":20,\"rx_mtu_drops\":30,\"tx_wire_drops\":60}],"
+            "\"rx_filtered\":20,\"rx_mtu_drops\":30,\"tx_wire_drops\":60,\"rx_oversize\":70}],"
             "\"sqs\":[{\"id\":7,\"wqes\":11,\"packets\":12,\"bytes\":13,\"cqes\":15,"
-            "\"error_cqes\":14,\"doorbells\":16,\"wqe_cnt_doorbells\":17}],"
+            "\"error_cqes\":14,\"doorbells\":16,\"wqe_cnt_doorbells\":17,"
+            "\"zero_length_cqes\":18,\"cq_doorbell_violations\":19}],"
             "\"rqs\":[{\"id\":9,\"wqes\":21,\"packets\":22,\"bytes\":23,\"cqes\":25,"
-            "\"error_cqes\":24,\"doorbells\":26,\"wqe_cnt_doorbells\":27}]}");
+            "\"error_cqes\":24,\"doorbells\":26,\"wqe_cnt_doorbells\":27,"
+            "\"zero_length_cqes\":28,\"cq_doorbell_violations\":29}]}");
   EXPECT_EQ(targets.handle_line("live 0"),
             "ok {\"pds\":1,\"mrs\":2,\"cqs\":3,\"wqs\":4,\"sqs\":5,\"rss_qps\":6,\"contexts\":7}");
   ControlTargets no_hooks(std::nullopt, {});
