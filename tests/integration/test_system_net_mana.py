@@ -115,6 +115,9 @@ def with_profile(profile, fn):
             known = KNOWN_DISAGREEMENTS.get((profile, fn.__name__)) or KNOWN_DISAGREEMENTS.get(("*", fn.__name__))
             if not known:
                 return fn()
+            if profile == "strict":
+                # Each of these waits out its deadlines (minutes in all): listed, not run.
+                raise harness.Skip(f"known disagreement, not run: {known}")
             try:
                 fn()
             except Exception as e:  # noqa: BLE001 - any failure of a known disagreement is the known one
