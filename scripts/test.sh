@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # All tests, as CI runs them, on a fresh Debian 12 machine (as root): setup, build, every unit and
-# integration test, then the unit tests again in a sanitizer build (address, undefined).
+# integration test, the unit tests again in a sanitizer build (address, undefined), then the
+# cross-check with Debian 13's own DPDK 24.11 net_mana in a Debian 13 chroot.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -16,3 +17,6 @@ BUILD_DIR=$top/build-asan scripts/build.sh -Db_sanitize=address,undefined -Db_lu
 # into test programs that load the ASan runtime themselves.
 ASAN_OPTIONS=detect_leaks=1:verify_asan_link_order=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   meson test -C build-asan --suite unit --print-errorlogs --num-processes 2
+
+# An independent driver on the emulator: Debian 13's DPDK 24.11 and its net_mana, in a chroot.
+scripts/crosscheck-trixie.sh

@@ -40,11 +40,22 @@ def _loadable(path):
     return copy
 
 
-PMD = _loadable(BUILT_PMD)
+# MANA_PMD=system: the DPDK programs use the net_mana of the installed DPDK, which their EAL loads
+# from its plugin folder (no -d); the cross-check runs another DPDK's driver this way
+# (scripts/crosscheck-trixie.sh). Otherwise they load the one built here.
+SYSTEM_PMD = os.environ.get("MANA_PMD") == "system"
+PMD = None if SYSTEM_PMD else _loadable(BUILT_PMD)
 MANA_EMU = BUILD / "emu/tool/mana-emu"
 # A named set of hardware/kernel behaviours (mana-emu run --profile; doc/emulator.md) under which
 # every emulator this test process starts runs; empty: mana-emu's defaults.
 PROFILE = os.environ.get("MANA_EMU_PROFILE", "")
+
+
+def pmd_args(pmd=None):
+    """The EAL arguments that load the driver under test."""
+    if pmd is None and SYSTEM_PMD:
+        return []
+    return ["-d", str(pmd or PMD)]
 
 
 class Failure(Exception):
@@ -181,7 +192,7 @@ class Program:
 
 def eal_args(prefix, extra=()):
     """EAL arguments that keep concurrent tests apart and need few hugepages."""
-    return ["-l", "0-1", "--file-prefix", prefix, "--huge-unlink", "-m", "256", "-d", PMD, *extra]
+    return ["-l", "0-1", "--file-prefix", prefix, "--huge-unlink", "-m", "256", *pmd_args(), *extra]
 
 
 EMU_BDF = "7870:00:00.0"
@@ -196,7 +207,7 @@ def testpmd_on_emu(emu_opts, prefix, testpmd_opts, eal_extra=None, interactive=F
                    secondaries=False):
     """dpdk-testpmd under `mana-emu run`, probing the emulated VF with our PMD (or `pmd`). Its
     hugepage files are unlinked at once unless secondary processes will need to map them."""
-    eal = ["-l", "0-1", "--file-prefix", prefix, "-m", "256", "-d", pmd or PMD]
+    eal = ["-l", "0-1", "--file-prefix", prefix, "-m", "256", *pmd_args(pmd)]
     if not secondaries:
         eal.append("--huge-unlink")
     eal += eal_extra if eal_extra is not None else ["-a", EMU_BDF]
@@ -307,24 +318,35 @@ def expect(cond, message, program=None):
         raise Failure(message + tail)
 
 
-def main(tests):
-    """Runs the named test functions; prints 'N passed, N failed, N skipped' (read by CI) and exits
-    non-zero on failure. A skipped test prints its one-line reason."""
+def run_tests(named_tests):
+    """Runs (name, function) pairs; prints PASS/SKIP/FAIL per test; returns (passed, failed,
+    skipped)."""
     passed = failed = skipped = 0
-    if PROFILE:
-        print(f"emulator profile: {PROFILE} (MANA_EMU_PROFILE)")
-    for fn in tests:
+    for name, fn in named_tests:
+        started = time.monotonic()
         try:
             fn()
             passed += 1
-            print(f"PASS {fn.__name__}")
+            print(f"PASS {name} ({time.monotonic() - started:.1f}s)", flush=True)
         except Skip as e:
             skipped += 1
-            print(f"SKIP {fn.__name__}: {e}")
+            print(f"SKIP {name}: {e}", flush=True)
         except Failure as e:
             failed += 1
-            print(f"FAIL {fn.__name__}: {e}")
+            print(f"FAIL {name}: {e}", flush=True)
+        except Exception as e:  # a crash in one test (e.g. scapy's) fails that test only
+            failed += 1
+            print(f"FAIL {name}: {type(e).__name__}: {e}", flush=True)
         finally:
             kill_leftovers()
+    return passed, failed, skipped
+
+
+def main(tests):
+    """Runs the test functions; prints 'N passed, N failed, N skipped' (read by CI) and exits
+    non-zero on failure. A skipped test prints its one-line reason."""
+    if PROFILE:
+        print(f"emulator profile: {PROFILE} (MANA_EMU_PROFILE)")
+    passed, failed, skipped = run_tests([(fn.__name__, fn) for fn in tests])
     print(f"{passed} passed, {failed} failed, {skipped} skipped")
     sys.exit(1 if failed else 0)

@@ -34,6 +34,10 @@ def bring_up(ifname, netns=None):
     prefix = ["ip", "netns", "exec", netns] if netns else []
     subprocess.run(prefix + ["sysctl", "-qw", f"net.ipv6.conf.{ifname}.disable_ipv6=1"], check=False)
     subprocess.run(prefix + ["ip", "link", "set", ifname, "up"], check=True)
+    # scapy keeps the interface list it read first: a TAP made anew by the next test has another
+    # index under the same name (scapy 2.6 then sends to the old one: ENODEV).
+    from scapy.all import conf
+    conf.ifaces.reload()
 
 
 def wait_until(predicate, timeout, what):

@@ -9,8 +9,8 @@ import re
 import subprocess
 
 import harness
-from harness import (EMU_BDF, PMD, Program, child_environ, emu_ctl, emu_mac, emu_run, expect,
-                     parse_port_stats, testpmd_on_emu)
+from harness import (EMU_BDF, Program, child_environ, emu_ctl, emu_mac, emu_run, expect,
+                     parse_port_stats, pmd_args, testpmd_on_emu)
 
 PAIR_PEERS = [f"--eth-peer=0,{emu_mac(1)}", f"--eth-peer=1,{emu_mac(0)}"]
 
@@ -29,7 +29,7 @@ def forwarding_primary(prefix):
 
 
 def proc_info(p, prefix, *what):
-    out = subprocess.run(["dpdk-proc-info", "--file-prefix", prefix, "-d", str(PMD), "-a", EMU_BDF,
+    out = subprocess.run(["dpdk-proc-info", "--file-prefix", prefix, *pmd_args(), "-a", EMU_BDF,
                           "--", *what], capture_output=True, text=True, timeout=60,
                          env={**os.environ, **emulated_env(p)})
     expect(out.returncode == 0, f"dpdk-proc-info {what} failed ({out.returncode}): {out.stdout}{out.stderr}", p)
@@ -59,7 +59,7 @@ def test_secondary_process_forwards_its_own_queues():
                              eal_extra=["-a", EMU_BDF, "--proc-type=primary"], secondaries=True)
     primary.wait_for(r"Rx-pps:\s+[1-9]")
     secondary = Program(["dpdk-testpmd", "-l", "0-1", "--file-prefix", "mana-smp", "--proc-type=secondary",
-                         "-d", PMD, "-a", EMU_BDF, "--", *common, "--proc-id=1"],
+                         *pmd_args(), "-a", EMU_BDF, "--", *common, "--proc-id=1"],
                         env=emulated_env(primary))
     secondary.wait_for(r"Rx-pps:\s+[1-9]")
     expect(secondary.stop() == 0, "secondary failed", secondary)

@@ -50,20 +50,28 @@ def expected_hash(frame):
 def check_rss(queues):
     p = tap_testpmd(f"mana-rss{queues}", [f"--rxq={queues}", f"--txq={queues}",
                                            "--forward-mode=rxonly"])
+    # DPDK's own net_mana flags an RSS hash only for rx_hash_type equal to a composite mask, never
+    # for the single NDIS bit the hardware reports (doc/hardware.md §4.10): with that driver on such
+    # a profile, testpmd shows only the queue ("Receive queue=").
+    hash_shown = not (harness.SYSTEM_PMD and harness.emu_hw().get("hash-type", "bit") == "bit")
     p.send("set verbose 1")
     p.send("start")
     p.wait_for(FORWARDING_STARTED)
     frames = flow_frames(400)
     sendp(frames, iface=TAP)
-    rx = re.compile(r"src=02:00:00:00:([0-9A-F]{2}):([0-9A-F]{2}) .*RSS hash=0x([0-9a-f]+) - RSS queue=0x([0-9a-f]+)")
+    # testpmd (22.11 and 24.11) shows "Receive queue=0x.." on every line, and before it
+    # "RSS hash=0x.. - RSS queue=0x.." when the driver flags a hash.
+    rx = re.compile(r"src=02:00:00:00:([0-9A-F]{2}):([0-9A-F]{2}) .*(?:RSS|Receive) queue=0x([0-9a-f]+)")
+    rss_hash = re.compile(r"RSS hash=0x([0-9a-f]+)")
     seen = {}
 
     def all_seen():
         for line in p.lines:
             m = rx.search(line)
             if m:
-                seen[int(m.group(1), 16) << 8 | int(m.group(2), 16)] = (int(m.group(3), 16),
-                                                                       int(m.group(4), 16))
+                h = rss_hash.search(line)
+                seen[int(m.group(1), 16) << 8 | int(m.group(2), 16)] = (
+                    int(h.group(1), 16) if h else None, int(m.group(3), 16))
         return len(seen) == len(frames)
 
     wait_until(lambda: p.pump() is not None and all_seen(), 60, "all flows at testpmd")
@@ -73,9 +81,12 @@ def check_rss(queues):
     for i, frame in enumerate(frames):
         h, q = seen[i]
         want = expected_hash(frame)
-        expect(h == want, f"flow {i}: hash {h:#x}, Toeplitz reference {want:#x}", p)
+        if hash_shown:
+            expect(h == want, f"flow {i}: hash {h if h is None else hex(h)}, Toeplitz reference {want:#x}", p)
+        else:
+            expect(h is None, f"flow {i}: hash {h if h is None else hex(h)} flagged for a single-bit hash type", p)
         # The 64-entry table holds queue (j mod queues) at entry j.
-        expect(q == (h & 63) % queues, f"flow {i}: hash {h:#x} on queue {q}", p)
+        expect(q == (want & 63) % queues, f"flow {i}: Toeplitz hash {want:#x} on queue {q}", p)
         used.add(q)
     expect(used == set(range(queues)), f"only queues {sorted(used)} used", p)
 

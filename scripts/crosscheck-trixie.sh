@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Cross-check of the emulator with an independent driver: Debian 13's own DPDK 24.11 dpdk-testpmd
+# with its own net_mana (librte-net-mana25), unmodified, on the emulator built in a Debian 13 chroot
+# with g++ 14 and without our PMD (-Dpmd=false), on every emulator hardware profile.
+#   scripts/crosscheck-trixie.sh            chroot (scripts/trixie-chroot.sh), build, emulator unit
+#                                           tests, then the meson suite crosscheck-trixie
+#   scripts/crosscheck-trixie.sh PROFILE..  only those profiles (by hand)
+# Prints the time of each step. Builds into build-trixie/ (ignored, like build/).
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+
+step() {
+  local name=$1 started=$SECONDS
+  shift
+  "$@"
+  echo "crosscheck-trixie: $name took $((SECONDS - started)) s" >&2
+}
+
+step "chroot" scripts/trixie-chroot.sh >/dev/null
+# Hugepages come from the host (the chroot sees its /dev/hugepages).
+step "hugepages" scripts/hugepages.sh 512 >/dev/null
+step "build (g++ 14, -Dpmd=false)" scripts/trixie-chroot.sh run \
+  env BUILD_DIR="$top/build-trixie" scripts/build.sh -Dpmd=false
+step "unit tests (emulator, rdma-core 56)" scripts/trixie-chroot.sh run \
+  meson test -C build-trixie --suite unit --print-errorlogs --num-processes 2
+if [ $# -gt 0 ]; then
+  step "profiles $*" scripts/trixie-chroot.sh run \
+    env MANA_PMD=system MANA_BUILD_DIR="$top/build-trixie" python3 tests/integration/test_system_net_mana.py "$@"
+else
+  step "DPDK 24.11 net_mana on every profile" scripts/trixie-chroot.sh run \
+    meson test -C build-trixie --suite crosscheck-trixie --print-errorlogs
+fi
