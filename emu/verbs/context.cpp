@@ -153,7 +153,11 @@ ibv_context* open_emu_device(EmuDevice* dev) {
   VfRuntime& vf = rt->vf(dev->vf);
   Device* device = nullptr;
   int rc = rt->acquire_device(vf, &device);
-  if (rc != 0) {
+  // Another process runs this VF's device model. The kernel lets any process open the device (DPDK
+  // 24.11's net_mana does so in secondaries, to query it); here such a context can query and close,
+  // and refuses to create objects (alloc_pd, create_cq) with one line saying why.
+  const bool query_only = rc == EBUSY;
+  if (rc != 0 && !query_only) {
     errno = rc;
     return nullptr;
   }
@@ -171,8 +175,16 @@ ibv_context* open_emu_device(EmuDevice* dev) {
   ctx->device = device;
   init_context_ops(ctx);
 
-  c.cmd_fd = create_cmd_fd(dev->vf, next_context_serial());
   c.async_fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
+  if (query_only) {
+    if (c.async_fd < 0) {
+      rc = errno;
+      free_context(ctx);
+      return errno = rc, nullptr;
+    }
+    return &c;
+  }
+  c.cmd_fd = create_cmd_fd(dev->vf, next_context_serial());
   if (c.cmd_fd < 0 || c.async_fd < 0) {
     rc = errno;
     free_context(ctx);
@@ -200,6 +212,16 @@ ibv_context* open_emu_device(EmuDevice* dev) {
 }  // namespace
 
 namespace mana::emu::verbs {
+
+bool refuse_query_only(const EmuContext* ctx) {
+  if (ctx->device != nullptr) return false;
+  fprintf(stderr,
+          "mana-emu: VF %s is run by another process: a context opened here can query the device "
+          "but not create objects (doc/emulator.md)\n",
+          ctx->vf->config.pci_addr.c_str());
+  errno = EOPNOTSUPP;
+  return true;
+}
 
 bool is_emu_context(const ibv_context* ctx) {
   return ctx != nullptr && ctx->ops.post_srq_recv == &unsupported_post_srq_recv;
@@ -238,9 +260,11 @@ MANA_EMU_EXPORT int ibv_close_device(ibv_context* context) {
   EmuContext* ctx = emu(context);
   Runtime* rt = Runtime::get();
   std::lock_guard<std::mutex> guard(rt->lock());
-  rt->context_closed(ctx);
-  stop_trapping(ctx);
-  ctx->device->close_context(ctx->context_id);
+  if (ctx->device != nullptr) {
+    rt->context_closed(ctx);
+    stop_trapping(ctx);
+    ctx->device->close_context(ctx->context_id);
+  }
   free_context(ctx);
   return 0;
 }

@@ -36,6 +36,7 @@ void free_cq(EmuContext* ctx, EmuCq* cq) {
 }
 
 ibv_cq* create_emu_cq(ibv_context* context, int cqe, void* cq_context, ibv_comp_channel* channel) {
+  if (refuse_query_only(emu(context))) return nullptr;
   EmuContext* ctx = emu(context);
   Runtime* rt = Runtime::get();
   std::lock_guard<std::mutex> guard(rt->lock());

@@ -34,7 +34,7 @@ struct EmuContext {
   verbs_context vctx;  // first; ends with the ibv_context the application holds
   EmuDevice* dev = nullptr;
   VfRuntime* vf = nullptr;
-  Device* device = nullptr;
+  Device* device = nullptr;  // null: query-only (another process runs the VF)
   uint32_t context_id = 0;
   volatile uint64_t* db_page = nullptr;  // this process's mapping of cmd_fd page 0
   size_t cmd_bytes = 0;                  // size of the cmd_fd memfd mapping below
@@ -105,6 +105,8 @@ struct EmuIndTable {
 // ---- recognition and conversion
 // ------------------------------------------------------------------
 bool is_emu_context(const ibv_context* ctx);
+// True (errno EOPNOTSUPP, one line on stderr) for a query-only context, which creates no object.
+bool refuse_query_only(const EmuContext* ctx);
 bool is_emu_device(const ibv_device* dev);
 inline EmuContext* emu(ibv_context* ctx) {
   return reinterpret_cast<EmuContext*>(verbs_get_ctx(ctx));

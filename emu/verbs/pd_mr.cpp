@@ -70,6 +70,7 @@ MANA_EMU_EXPORT ibv_pd* ibv_alloc_pd(ibv_context* context) {
     return real(context);
   }
   EmuContext* ctx = emu(context);
+  if (refuse_query_only(ctx)) return nullptr;
   auto* pd = new EmuPd();
   int rc;
   {

@@ -96,12 +96,8 @@ int Runtime::acquire_device(VfRuntime& vf, Device** out) {
     int fd = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (fd < 0) return errno;
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-      fprintf(stderr,
-              "mana-emu: VF %s is run by another process (only one process opens its "
-              "contexts)\n",
-              vf.config.pci_addr.c_str());
       close(fd);
-      return EBUSY;
+      return EBUSY;  // the caller opens a query-only context (context.cpp)
     }
     std::unique_ptr<Device> device = Device::create(vf.config);
     if (!device) {

@@ -87,13 +87,10 @@ PER_PROFILE = [
 # Where DPDK 24.11's net_mana and the emulator disagree: (profile or "*", test) -> what is known. Such
 # a test still runs; its failure is printed as KNOWN with the failure itself, and a pass as
 # UNEXPECTED PASS (take the entry out). The lead decides what the evidence says (doc/hardware.md).
-KNOWN_DISAGREEMENTS = {
-    ("*", "test_secondary_process_forwards_its_own_queues"):
-        "24.11's probe opens the IB device in a secondary process too (ibv_open_device + "
-        "ibv_query_device_ex, drivers/net/mana/mana.c mana_pci_probe_mac); the emulator lets only "
-        "the process that runs the VF open contexts (mana-emu: VF ... is run by another process), "
-        "whereas the kernel lets any process open uverbs",
-}
+# 24.11's probe also opens the IB device in a secondary process, to query it; the emulator used to
+# refuse that and now opens a query-only context there (doc/emulator.md), as the kernel lets any
+# process open the device.
+KNOWN_DISAGREEMENTS = {}
 # strict's vport-offset=300 does not fit the short TX OOB's 8-bit field, the only form 24.11 writes
 # (drivers/net/mana/tx.c: short_oob.short_vport_offset = tx_vp_offset); the Linux kernel switches to
 # the long OOB's 12-bit field above 255 (doc/hardware.md §4.3). Every 24.11 send then completes with

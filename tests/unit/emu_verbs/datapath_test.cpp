@@ -182,6 +182,14 @@ void check_secondary_process(bool trap) {
 }
 
 TEST(TrapDataPath, DoorbellFromASecondaryProcess) { check_secondary_process(true); }
+
+// A process that does not run the VF may open it to query it, as DPDK 24.11's net_mana does in a
+// secondary; it creates no object.
+TEST(TrapDataPath, ASecondaryOpensQueriesAndClosesTheVf) {
+  LoopPort p;
+  ASSERT_TRUE(p.ok) << strerror(errno);
+  EXPECT_EQ(open_from_secondary("7870:00:00.0", 20000), 0);
+}
 TEST(PollDataPath, DoorbellFromASecondaryProcess) { check_secondary_process(false); }
 
 }  // namespace

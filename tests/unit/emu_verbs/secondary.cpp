@@ -22,7 +22,44 @@ namespace mana::emu::test {
 
 namespace {
 constexpr char kOption[] = "--secondary-doorbell=";
+constexpr char kOpenOption[] = "--secondary-open=";
+
+// The child side of open_from_secondary.
+int open_query_close(const std::string& pci) {
+  ibv_device** list = ibv_get_device_list(nullptr);
+  ibv_device* dev = find_device(list, pci, false);
+  if (dev == nullptr) return 20;
+  ibv_context* ctx = ibv_open_device(dev);
+  if (ctx == nullptr) return 21;
+  ibv_device_attr_ex attr{};
+  if (ibv_query_device_ex(ctx, nullptr, &attr) != 0 || attr.orig_attr.vendor_id != 0x1414)
+    return 22;
+  errno = 0;
+  if (ibv_alloc_pd(ctx) != nullptr || errno != EOPNOTSUPP) return 23;
+  if (ibv_close_device(ctx) != 0) return 24;
+  ibv_free_device_list(list);
+  return 0;
 }
+
+// Runs this test binary again with `arg` and waits for it; its exit status, or -1.
+int spawn_self_and_wait(char* arg, int timeout_ms) {
+  char exe[] = "/proc/self/exe";
+  char* child_argv[] = {exe, arg, nullptr};
+  pid_t pid = -1;
+  if (posix_spawn(&pid, exe, nullptr, nullptr, child_argv, environ) != 0) return -1;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  int status = 0;
+  while (waitpid(pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      return -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));  // polling a child's exit, bounded
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+}  // namespace
 
 std::string mapping_perms(const void* addr) {
   std::istringstream maps(read_file("/proc/self/maps"));
@@ -40,6 +77,8 @@ std::string mapping_perms(const void* addr) {
 
 int run_secondary_if_asked(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
+    if (strncmp(argv[i], kOpenOption, sizeof(kOpenOption) - 1) == 0)
+      return open_query_close(argv[i] + sizeof(kOpenOption) - 1);
     if (strncmp(argv[i], kOption, sizeof(kOption) - 1) != 0) continue;
     int fd = -1, read_only = 0;
     uint32_t offset = 0;
@@ -66,23 +105,14 @@ int ring_from_secondary(int cmd_fd, uint32_t offset, uint64_t value, bool expect
   char arg[128];
   snprintf(arg, sizeof(arg), "%s%d,%" PRIu32 ",%" PRIx64 ",%d", kOption, fd, offset, value,
            expect_read_only ? 1 : 0);
-  char exe[] = "/proc/self/exe";
-  char* child_argv[] = {exe, arg, nullptr};
-  pid_t pid = -1;
-  const int rc = posix_spawn(&pid, exe, nullptr, nullptr, child_argv, environ);
+  const int status = spawn_self_and_wait(arg, timeout_ms);
   close(fd);
-  if (rc != 0) return -1;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-  int status = 0;
-  while (waitpid(pid, &status, WNOHANG) == 0) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      return -1;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));  // polling a child's exit, bounded
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return status;
+}
+
+int open_from_secondary(const std::string& pci, int timeout_ms) {
+  std::string arg = kOpenOption + pci;
+  return spawn_self_and_wait(arg.data(), timeout_ms);
 }
 
 }  // namespace mana::emu::test

@@ -17,6 +17,11 @@ int run_secondary_if_asked(int argc, char** argv);
 int ring_from_secondary(int cmd_fd, uint32_t offset, uint64_t value, bool expect_read_only,
                         int timeout_ms);
 
+// In the parent: runs the child, which opens the VF at `pci` while this process runs it (as DPDK
+// 24.11's net_mana does in a secondary), queries it, expects alloc_pd to be refused with EOPNOTSUPP
+// and closes it. Returns the child's exit status (0: all as expected), or -1.
+int open_from_secondary(const std::string& pci, int timeout_ms);
+
 // The permissions column of /proc/self/maps for the mapping holding `addr` ("" if none).
 std::string mapping_perms(const void* addr);
 
