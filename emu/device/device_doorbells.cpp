@@ -44,6 +44,14 @@ unsigned DeviceImpl::sample_doorbell_pages() {
   return n;
 }
 
+// A doorbell is a posted MMIO write (doc/hardware.md §4.8) that the driver issued before its
+// destroy call, so the NIC sees it before the destroy command: the queue takes it, then goes away.
+// Without this a doorbell still queued here (or, polled, still unsampled) would name a dead queue.
+void DeviceImpl::settle_doorbells() {
+  drain_doorbells();
+  if (poll_doorbells_.load(std::memory_order_relaxed)) sample_doorbell_pages();
+}
+
 WorkQueue* DeviceImpl::doorbell_queue(uint32_t context_id, uint64_t value, QueueKind kind) {
   QueueBase* q = queue_ids_.find(hw::doorbell_queue_id(value));
   if (q == nullptr || q->kind != kind || q->context_id != context_id) return nullptr;
