@@ -11,7 +11,7 @@
 namespace mana::fuzz {
 
 // One count for the normal and the sanitizer builds: a few seconds under ASan or TSan.
-inline constexpr unsigned kIterations = 20000;
+inline constexpr unsigned kIterations = 100000;
 
 class FuzzInput {
  public:
