@@ -46,12 +46,11 @@ class ConfigParser {
   bool split_field(std::string_view word, Field* field, std::string* error) {
     size_t eq = word.find('=');
     if (eq == std::string_view::npos || eq == 0) {
-      return fail(error, "expected key=value, got '" + std::string(word) + "'");
+      return fail(error, "expected key=value, got " + quote_for_error(word));
     }
     field->key = word.substr(0, eq);
     field->value = word.substr(eq + 1);
-    if (field->value.empty())
-      return fail(error, "empty value for '" + std::string(field->key) + "'");
+    if (field->value.empty()) return fail(error, "empty value for " + quote_for_error(field->key));
     return true;
   }
 
@@ -65,9 +64,9 @@ class ConfigParser {
       if (!split_field(words[i], &f, error)) return false;
       bool known = false;
       for (auto key : allowed) known |= key == f.key;
-      if (!known) return fail(error, "unknown key '" + std::string(f.key) + "'");
+      if (!known) return fail(error, "unknown key " + quote_for_error(f.key));
       if (!seen.insert(f.key).second) {
-        return fail(error, "duplicate key '" + std::string(f.key) + "'");
+        return fail(error, "duplicate key " + quote_for_error(f.key));
       }
       fields->push_back(f);
     }
@@ -75,8 +74,8 @@ class ConfigParser {
   }
 
   bool bad_value(std::string* error, const Field& f, const char* expected) {
-    return fail(error, "bad value '" + std::string(f.value) + "' for '" + std::string(f.key) +
-                           "' (expected " + expected + ")");
+    return fail(error, "bad value " + quote_for_error(f.value) + " for " + quote_for_error(f.key) +
+                           " (expected " + expected + ")");
   }
 
   bool parse_line(const std::vector<std::string_view>& words, std::string* error) {
@@ -94,7 +93,7 @@ class ConfigParser {
     }
     const Field& f = fields[0];
     if (!globals_seen_.insert(std::string(f.key)).second) {
-      return fail(error, "duplicate key '" + std::string(f.key) + "'");
+      return fail(error, "duplicate key " + quote_for_error(f.key));
     }
     if (f.key == "root") {
       out_->root = f.value;

@@ -123,14 +123,14 @@ bool set_hw_option(std::string_view key_value, HwBehaviour* hw, std::string* err
   for (const HwOption& o : kOptions) {
     if (o.key != key) continue;
     if (eq == std::string_view::npos || !o.set(key_value.substr(eq + 1), hw)) {
-      *error = "hw " + std::string(key_value) + ": expected " + std::string(key) + "=" +
+      *error = "hw " + quote_for_error(key_value) + ": expected " + std::string(key) + "=" +
                std::string(o.values);
       return false;
     }
     return true;
   }
-  *error = "hw " + std::string(key_value) + ": unknown behaviour '" + std::string(key) +
-           "' (known: " + keys() + ")";
+  *error = "hw " + quote_for_error(key_value) + ": unknown behaviour " + quote_for_error(key) +
+           " (known: " + keys() + ")";
   return false;
 }
 
@@ -175,7 +175,7 @@ bool apply_profile(std::string_view name, EmuConfig* config, bool* coalesce, std
       hw.single_queue_hash = false;
     }
   } else {
-    *error = "unknown profile '" + std::string(name) + "' (known: " + profile_names() + ")";
+    *error = "unknown profile " + quote_for_error(name) + " (known: " + profile_names() + ")";
     return false;
   }
   config->hw = hw;

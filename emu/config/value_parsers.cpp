@@ -157,6 +157,24 @@ std::vector<std::string_view> split_words(std::string_view line) {
   return words;
 }
 
+std::string quote_for_error(std::string_view text) {
+  constexpr size_t kMaxShown = 64;
+  static const char kHex[] = "0123456789abcdef";
+  std::string out = "'";
+  for (size_t i = 0; i < text.size() && i < kMaxShown; ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x20 && c < 0x7f) {
+      out += static_cast<char>(c);
+    } else {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  if (text.size() > kMaxShown) return out + "...' (" + std::to_string(text.size()) + " characters)";
+  return out + "'";
+}
+
 bool is_plain_value(std::string_view text) {
   if (text.empty()) return false;
   for (char c : text) {

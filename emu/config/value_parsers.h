@@ -37,6 +37,11 @@ bool parse_bit(std::string_view text, bool* out);
 // The words of a line separated by spaces, tabs or carriage returns (views into `line`).
 std::vector<std::string_view> split_words(std::string_view line);
 
+// `text` in single quotes for an error line: bytes that are not printable ASCII as \xNN, and
+// text longer than 64 characters cut ("...'") with its length, so that an error stays one
+// readable line whatever the input.
+std::string quote_for_error(std::string_view text);
+
 // True when `text` holds no whitespace, '#' or '=' and is not empty: safe as a config value.
 bool is_plain_value(std::string_view text);
 

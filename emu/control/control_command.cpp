@@ -22,7 +22,7 @@ bool fail(std::string* error, const std::string& reason) {
 bool number(std::string_view word, uint32_t min, uint32_t max, const char* what, uint32_t* out,
             std::string* error) {
   if (!parse_uint(word, max, out) || *out < min) {
-    return fail(error, "bad " + std::string(what) + " '" + std::string(word) + "' (" +
+    return fail(error, "bad " + std::string(what) + " " + quote_for_error(word) + " (" +
                            std::to_string(min) + ".." + std::to_string(max) + ")");
   }
   return true;
@@ -42,7 +42,7 @@ bool parse_fault(const std::vector<std::string_view>& w, ControlCommand* cmd, st
   if (!number(w[1], 0, kMaxIndex, "vf", &cmd->vf, error)) return false;
   if (!number(w[2], 0, kMaxIndex, "port", &cmd->port, error)) return false;
   if (w[3] != "tx" && w[3] != "rx")
-    return fail(error, "expected tx or rx, got '" + std::string(w[3]) + "'");
+    return fail(error, "expected tx or rx, got " + quote_for_error(w[3]));
   cmd->fault.tx = w[3] == "tx";
   cmd->fault.port = cmd->port;
   if (w[4] == "error-cqe") {
@@ -57,7 +57,7 @@ bool parse_fault(const std::vector<std::string_view>& w, ControlCommand* cmd, st
       } else if (w[i] == "every") {
         if (!number(w[i + 1], 1, kMaxFaultCount, "every", &cmd->fault.every, error)) return false;
       } else {
-        return fail(error, "unknown fault option '" + std::string(w[i]) + "' (skip, every)");
+        return fail(error, "unknown fault option " + quote_for_error(w[i]) + " (skip, every)");
       }
     }
     return true;
@@ -67,7 +67,7 @@ bool parse_fault(const std::vector<std::string_view>& w, ControlCommand* cmd, st
     cmd->fault.kind = Fault::Kind::kBadLkey;
     return number(w[5], 1, kMaxFaultCount, "count", &cmd->fault.count, error);
   }
-  return fail(error, "unknown fault '" + std::string(w[4]) + "' (error-cqe, bad-lkey)");
+  return fail(error, "unknown fault " + quote_for_error(w[4]) + " (error-cqe, bad-lkey)");
 }
 
 void json_queue(std::ostringstream& out, uint32_t id, const QueueCounters& c) {
@@ -99,7 +99,7 @@ bool parse_control_command(std::string_view line, ControlCommand* out, std::stri
     if (!number(w[1], 0, kMaxIndex, "vf", &cmd.vf, error)) return false;
     if (!number(w[2], 0, kMaxIndex, "port", &cmd.port, error)) return false;
     if (w[3] != "up" && w[3] != "down") {
-      return fail(error, "expected up or down, got '" + std::string(w[3]) + "'");
+      return fail(error, "expected up or down, got " + quote_for_error(w[3]));
     }
     cmd.up = w[3] == "up";
   } else if (verb == "remove" || verb == "add" || verb == "counters" || verb == "live") {
@@ -113,8 +113,8 @@ bool parse_control_command(std::string_view line, ControlCommand* out, std::stri
     cmd.kind = ControlCommand::Kind::kFault;
     if (!parse_fault(w, &cmd, error)) return false;
   } else {
-    return fail(error, "unknown command '" + std::string(verb) +
-                           "' (netdev, remove, add, fault, counters, live)");
+    return fail(error, "unknown command " + quote_for_error(verb) +
+                           " (netdev, remove, add, fault, counters, live)");
   }
   *out = cmd;
   return true;

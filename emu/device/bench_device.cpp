@@ -180,7 +180,9 @@ int main(int argc, char** argv) {
     if (trap)
       dev->ring(q.ctx, offset, value);
     else
-      q.page[offset / 8] = value;  // the device samples the page
+      // The device samples the page; release: the ring writes before the doorbell.
+      std::atomic_ref<uint64_t>(const_cast<uint64_t&>(q.page[offset / 8]))
+          .store(value, std::memory_order_release);
   };
   for (PortQueues& q : ports)
     doorbell(q, hw::kRqDoorbellOffset, hw::rq_doorbell(q.rq_id, q.rq_head * hw::kBasicUnit));
@@ -222,7 +224,6 @@ int main(int argc, char** argv) {
         std::memcpy(w + 16, &sge, sizeof(sge));
         ++q.sq_head;
       }
-      std::atomic_thread_fence(std::memory_order_release);
       doorbell(q, hw::kSqDoorbellOffset, hw::sq_doorbell(q.sq.sq_id, q.sq_head * hw::kBasicUnit));
     }
     dev->poll();
@@ -238,7 +239,6 @@ int main(int argc, char** argv) {
         }
       }
       if (got != 0) {
-        std::atomic_thread_fence(std::memory_order_release);
         doorbell(q, hw::kRqDoorbellOffset, hw::rq_doorbell(q.rq_id, q.rq_head * hw::kBasicUnit));
       }
     }

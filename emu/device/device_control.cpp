@@ -104,6 +104,7 @@ int DeviceImpl::open_context(volatile uint64_t* page, uint32_t* context_id) {
 int DeviceImpl::close_context(uint32_t context_id) {
   std::lock_guard g(lock_);
   if (!present_) return ENODEV;
+  settle_doorbells();
   Context* ctx = find_context(context_id);
   if (ctx == nullptr) return EINVAL;
   if (ctx->users != 0) return EBUSY;
@@ -197,6 +198,7 @@ int DeviceImpl::create_cq(uint32_t context_id, void* buf, uint32_t count, CqEven
 int DeviceImpl::destroy_cq(uint32_t cq_handle) {
   std::lock_guard g(lock_);
   if (!present_) return ENODEV;
+  settle_doorbells();
   Cq* cq = find_in(cqs_, cq_handle);
   if (cq == nullptr) return EINVAL;
   if (cq->users != 0) return EBUSY;
@@ -236,6 +238,7 @@ int DeviceImpl::create_wq(uint32_t context_id, uint32_t pd_id, void* buf, uint32
 int DeviceImpl::destroy_wq(uint32_t wq_handle) {
   std::lock_guard g(lock_);
   if (!present_) return ENODEV;
+  settle_doorbells();
   Rq* rq = find_in(wqs_, wq_handle);
   if (rq == nullptr) return EINVAL;
   if (rq->rss != nullptr) return EBUSY;
@@ -433,6 +436,7 @@ void DeviceImpl::destroy_rss_qp(RssQp& rss) {
 int DeviceImpl::destroy_qp(uint32_t qp_handle) {
   std::lock_guard g(lock_);
   if (!present_) return ENODEV;
+  settle_doorbells();
   auto it = qps_.find(qp_handle);
   if (it == qps_.end()) return EINVAL;
   uint32_t pd_id, context_id;

@@ -32,16 +32,25 @@ unsigned DeviceImpl::sample_doorbell_pages() {
   unsigned n = 0;
   for (Context* ctx : context_list_) {
     for (unsigned s = 0; s < ctx->last_sampled.size(); ++s) {
-      const uint64_t v = ctx->page[kDoorbellSlots[s] / sizeof(uint64_t)];
+      // Acquire: the driver wrote its WQEs before the doorbell; read them only after seeing it.
+      const uint64_t v = std::atomic_ref<uint64_t>(
+                             const_cast<uint64_t&>(ctx->page[kDoorbellSlots[s] / sizeof(uint64_t)]))
+                             .load(std::memory_order_acquire);
       if (v == ctx->last_sampled[s]) continue;
       ctx->last_sampled[s] = v;
-      // The driver wrote its WQEs before the doorbell: read them only after seeing it.
-      std::atomic_thread_fence(std::memory_order_acquire);
       apply_doorbell(ctx->id, kDoorbellSlots[s], v);
       ++n;
     }
   }
   return n;
+}
+
+// A doorbell is a posted MMIO write (doc/hardware.md §4.8) that the driver issued before its
+// destroy call, so the NIC sees it before the destroy command: the queue takes it, then goes away.
+// Without this a doorbell still queued here (or, polled, still unsampled) would name a dead queue.
+void DeviceImpl::settle_doorbells() {
+  drain_doorbells();
+  if (poll_doorbells_.load(std::memory_order_relaxed)) sample_doorbell_pages();
 }
 
 WorkQueue* DeviceImpl::doorbell_queue(uint32_t context_id, uint64_t value, QueueKind kind) {

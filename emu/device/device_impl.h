@@ -96,6 +96,8 @@ class DeviceImpl final : public Device {
   // ---- doorbells (device_doorbells.cpp)
   unsigned drain_doorbells();
   unsigned sample_doorbell_pages();
+  // Applies every doorbell stored before a destroy call, so that none outlives its queue.
+  void settle_doorbells();
   void apply_doorbell(uint32_t context_id, uint32_t offset, uint64_t value);
   WorkQueue* doorbell_queue(uint32_t context_id, uint64_t value, QueueKind kind);
 

@@ -17,6 +17,7 @@
 #include "tool/preload_path.h"
 #include "tool/run_options.h"
 #include "wire/fabric_wire.h"
+#include "tool/startup_checks.h"
 
 #ifndef MANA_EMU_LIBDIR
 #define MANA_EMU_LIBDIR "/usr/local/lib"
@@ -87,6 +88,8 @@ int cmd_run(const std::vector<std::string>& args) {
   RunOptions opts;
   std::string error;
   if (!parse_run_options(args, &opts, &error)) return usage_error("run: " + error);
+  if (!check_device_cpu(opts.config.device_cpu, &error) || !check_tap_wires(opts.config, &error))
+    return usage_error("run: " + error);
   const std::string preload = opts.preload.empty()
                                   ? find_preload(self_exe(), MANA_EMU_LIBDIR, &error)
                                   : checked_preload(opts.preload, &error);

@@ -129,7 +129,9 @@ MANA_EMU_EXPORT int ibv_destroy_cq(ibv_cq* cq) {
     return real == nullptr ? ENOSYS : real(cq);
   }
   EmuContext* ctx = emu(cq->context);
-  std::lock_guard<std::mutex> guard(Runtime::get()->lock());
+  Runtime* rt = Runtime::get();
+  std::lock_guard<std::mutex> guard(rt->lock());
+  rt->settle_doorbells();
   const int rc = ctx->device->destroy_cq(emu(cq)->handle);
   if (rc != 0) return rc;  // EBUSY while a queue is bound to it
   free_cq(ctx, emu(cq));

@@ -61,15 +61,25 @@ void DeviceThread::remove_fifo(doorbell::DoorbellFifo* fifo) {
   wait_for_pass();  // a pass that began before the removal has ended
 }
 
-void DeviceThread::wait_for_pass() {
-  if (!thread_.joinable()) return;
+bool DeviceThread::wait_for_pass() {
+  if (!thread_.joinable()) return true;
   // Two completed passes after now: the one in progress may have started before our change.
   const uint64_t target = passes_.load(std::memory_order_acquire) + 2;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (passes_.load(std::memory_order_acquire) < target &&
-         std::chrono::steady_clock::now() < deadline) {
+  while (passes_.load(std::memory_order_acquire) < target) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
     std::this_thread::yield();
   }
+  return true;
+}
+
+bool DeviceThread::settle() {
+  if (wait_for_pass()) return true;
+  static const char msg[] =
+      "mana-emu: the device thread made no pass in 5 s; doorbells still in the trap FIFO may "
+      "reach a destroyed queue\n";
+  (void)!write(2, msg, sizeof(msg) - 1);
+  return false;
 }
 
 void DeviceThread::stop() {

@@ -24,6 +24,9 @@ class DeviceThread {
   bool add_fifo(Device* device, doorbell::DoorbellFifo* fifo);
   // Returns once the thread has drained the FIFO and will not touch it again.
   void remove_fifo(doorbell::DoorbellFifo* fifo);
+  // Returns once every record pushed to a FIFO before the call has been handed to its device
+  // (`Device::ring`); false, with one line on stderr, if the thread made no pass within 5 s.
+  bool settle();
   void stop();
 
  private:
@@ -33,7 +36,7 @@ class DeviceThread {
   };
   void run();
   unsigned drain_fifos();
-  void wait_for_pass();
+  bool wait_for_pass();
 
   std::atomic<Device*> devices_[kMaxDevices] = {};
   FifoSlot fifos_[kMaxFifos];

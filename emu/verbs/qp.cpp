@@ -160,7 +160,9 @@ MANA_EMU_EXPORT int ibv_destroy_qp(ibv_qp* qp) {
   }
   EmuContext* ctx = emu(qp->context);
   EmuQp* q = emu(qp);
-  std::lock_guard<std::mutex> guard(Runtime::get()->lock());
+  Runtime* rt = Runtime::get();
+  std::lock_guard<std::mutex> guard(rt->lock());
+  rt->settle_doorbells();
   const int rc = ctx->device->destroy_qp(q->handle);
   if (rc != 0) return rc;
   if (!q->rss) {

@@ -115,6 +115,10 @@ int Runtime::acquire_device(VfRuntime& vf, Device** out) {
   return 0;
 }
 
+void Runtime::settle_doorbells() {
+  if (!poll_doorbells()) thread_.settle();
+}
+
 void Runtime::context_opened(EmuContext* ctx) { ctx->vf->contexts.push_back(ctx); }
 
 void Runtime::context_closed(EmuContext* ctx) {

@@ -59,6 +59,9 @@ class Runtime {
   void context_opened(EmuContext* ctx);
   void context_closed(EmuContext* ctx);
   DeviceThread& thread() { return thread_; }
+  // Before a destroy call: every doorbell this process stored so far reaches its device (trap
+  // mode: the device thread drains the FIFOs), so none names a queue that is already gone.
+  void settle_doorbells();
 
   // After a hot removal (the control channel has stopped the VF's queues and moved its sysfs
   // entries): every open context of the VF gets IBV_EVENT_DEVICE_FATAL.

@@ -63,8 +63,10 @@ ibv_wq* op_create_wq(ibv_context* context, ibv_wq_init_attr* attr) {
 
 int op_destroy_wq(ibv_wq* wq) {
   EmuContext* ctx = emu(wq->context);
-  std::lock_guard<std::mutex> guard(Runtime::get()->lock());
+  Runtime* rt = Runtime::get();
+  std::lock_guard<std::mutex> guard(rt->lock());
   if (emu(wq)->table_entries != 0) return EBUSY;  // ib_destroy_wq_user: wq->usecnt
+  rt->settle_doorbells();
   const int rc = ctx->device->destroy_wq(emu(wq)->handle);
   if (rc != 0) return rc;
   --ctx->live_wqs;

@@ -72,8 +72,10 @@ std::unique_ptr<WireEndpoint> open_tap_endpoint(const std::string& ifname, std::
     const int err = errno;
     close(fd);
     *error = "wire 'tap:" + ifname + "': TUNSETIFF failed: " + std::strerror(err) +
-             (err == EBUSY    ? " (another process has the interface open)"
-              : err == EPERM  ? " (needs CAP_NET_ADMIN, or a persistent TAP owned by this user)"
+             (err == EBUSY   ? " (another process has the interface open)"
+              : err == EPERM ? " (needs CAP_NET_ADMIN: run as root, or create a persistent TAP "
+                               "owned by this user first: ip tuntap add dev " +
+                                   ifname + " mode tap user $USER)"
               : err == EINVAL ? " (an interface of that name exists and is not a TAP)"
                               : "");
     return nullptr;

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Ports stopped, started, reconfigured and closed many times lose nothing (mbufs back in the
-mempool, every verbs object destroyed in the emulator), and each failure a user can cause gives one
-clear line (kernel netdev still up, MAC not found)."""
+mempool, every verbs object destroyed in the emulator, no doorbell for a missing queue), and each
+failure a user can cause gives one clear line (kernel netdev still up, MAC not found)."""
 
 import json
 import re
@@ -56,6 +56,10 @@ def test_stop_start_and_reconfigure_leak_nothing():
     command(p, "port close all")
     live = json.loads(emu_ctl(p, "live", "0").split(" ", 1)[1])
     expect(all(v == 0 for v in live.values()), f"emulator objects still alive after close: {live}", p)
+    # Every doorbell named a live queue, also those rung by the last burst before `port stop all`.
+    counters = json.loads(emu_ctl(p, "counters", "0").split(" ", 1)[1])
+    expect(counters["bad_doorbells"] == 0,
+           f"emulator counted {counters['bad_doorbells']} bad doorbells over the cycles", p)
     p.send("quit")
     expect(p.finish() == 0, "testpmd failed", p)
 

@@ -1,5 +1,6 @@
 #include "devargs.h"
 
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -8,6 +9,26 @@
 
 namespace mana {
 namespace {
+
+// Errors quote at most this much of the user's text, so that the reason and the hint always fit
+// the caller's error buffer (256 bytes in probe.cpp), whatever the length of the devargs.
+constexpr size_t kQuoteMax = 48;
+// Room for the quote, its ellipsis and "(<20 digits> characters)".
+constexpr size_t kQuotedSize = kQuoteMax + 48;
+
+// `text` quoted for an error line: non-printable bytes as '?', long text cut with its length.
+void quote(const char* text, char* out, size_t out_len) {
+  const size_t len = strlen(text);
+  const size_t shown = len > kQuoteMax ? kQuoteMax : len;
+  char buf[kQuoteMax + 1];
+  for (size_t i = 0; i < shown; i++)
+    buf[i] = isprint(static_cast<unsigned char>(text[i])) ? text[i] : '?';
+  buf[shown] = '\0';
+  if (len > shown)
+    snprintf(out, out_len, "'%s...' (%zu characters)", buf, len);
+  else
+    snprintf(out, out_len, "'%s'", buf);
+}
 
 struct ParseState {
   Devargs* out;
@@ -26,14 +47,18 @@ int on_mac(const char* /*key*/, const char* value, void* opaque) {
   }
   rte_ether_addr mac;
   if (value == nullptr || rte_ether_unformat_addr(value, &mac) != 0) {
+    char quoted[kQuotedSize];
+    quote(value ? value : "", quoted, sizeof(quoted));
     snprintf(st->error, st->error_len,
-             "malformed MAC '%s' in mac= devargs: expected xx:xx:xx:xx:xx:xx", value ? value : "");
+             "malformed MAC %s in mac= devargs: expected xx:xx:xx:xx:xx:xx", quoted);
     return -EINVAL;
   }
   for (unsigned i = 0; i < d.mac_count; i++) {
     if (rte_is_same_ether_addr(&d.macs[i], &mac)) {
+      char text[RTE_ETHER_ADDR_FMT_SIZE];
+      rte_ether_format_addr(text, sizeof(text), &mac);
       snprintf(st->error, st->error_len,
-               "MAC %s is given twice in mac= devargs: give each port once", value);
+               "MAC %s is given twice in mac= devargs: give each port once", text);
       return -EINVAL;
     }
   }
@@ -56,16 +81,20 @@ int parse_devargs(const char* args, Devargs& out, char* error, size_t error_len)
   if (args == nullptr || args[0] == '\0') return 0;
 
   static const char* const keys[] = {kDevargsMac, nullptr};
+  char quoted[kQuotedSize];
+  quote(args, quoted, sizeof(quoted));
   rte_kvargs* kv = rte_kvargs_parse(args, keys);
   if (kv == nullptr) {
-    snprintf(error, error_len, "cannot parse devargs '%s': the only key is %s", args, kDevargsHelp);
+    snprintf(error, error_len, "cannot parse devargs %s: the only key is %s (repeatable)", quoted,
+             kDevargsHelp);
     return -EINVAL;
   }
   ParseState st{&out, error, error_len};
   int rc = rte_kvargs_process(kv, kDevargsMac, on_mac, &st);
   rte_kvargs_free(kv);
   if (rc != 0) {
-    if (error_len && error[0] == '\0') snprintf(error, error_len, "invalid devargs '%s'", args);
+    if (error_len && error[0] == '\0')
+      snprintf(error, error_len, "invalid devargs %s: expected %s", quoted, kDevargsHelp);
     out = Devargs{};
     return -EINVAL;
   }

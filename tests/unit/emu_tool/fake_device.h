@@ -2,6 +2,7 @@
 #pragma once
 
 #include <map>
+#include <mutex>
 #include <vector>
 
 #include "device/device.h"
@@ -42,7 +43,16 @@ class FakeDevice : public Device {
   void set_poll_doorbells(bool) override {}
   unsigned poll() override { return 0; }
 
-  void set_netdev_up(uint32_t port, bool up) override { netdev_up_.at(port) = up; }
+  // Locked: a control server thread sets it while the test reads it, ordered only through a
+  // socket and another process (mana-emu ctl), which ThreadSanitizer cannot follow.
+  void set_netdev_up(uint32_t port, bool up) override {
+    std::lock_guard g(netdev_mu_);
+    netdev_up_.at(port) = up;
+  }
+  bool netdev_up(uint32_t port) const {
+    std::lock_guard g(netdev_mu_);
+    return netdev_up_.at(port);
+  }
   void inject(const Fault& fault) override { faults_.push_back(fault); }
   void set_present(bool present) override {
     present_ = present;
@@ -56,6 +66,7 @@ class FakeDevice : public Device {
   uint64_t bad_doorbells() const override { return bad_doorbells_; }
 
   // What the test sets or inspects.
+  mutable std::mutex netdev_mu_;
   std::vector<bool> netdev_up_;
   std::vector<Fault> faults_;
   std::vector<bool> presence_calls_;

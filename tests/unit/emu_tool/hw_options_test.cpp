@@ -65,7 +65,7 @@ TEST(HwOptions, TheConfigFileCarriesTheBehaviours) {
   EXPECT_EQ(format_hw_options(back.vfs[0].hw), format_hw_options(o.config.hw));
   EXPECT_FALSE(parse_config("root=/r\nhw cq-doorbell=sometimes\nvf pci=7870:00:00.0\n", "cfg",
                             &back, &error));
-  EXPECT_NE(error.find("cfg:2: hw cq-doorbell=sometimes"), std::string::npos) << error;
+  EXPECT_NE(error.find("cfg:2: hw 'cq-doorbell=sometimes'"), std::string::npos) << error;
 }
 
 }  // namespace

@@ -174,7 +174,7 @@ TEST(ManaEmuCtl, SendsOneCommandAndReportsTheReply) {
   ProcessResult r = run_process({mana_emu(), "ctl", "--control", sock, "netdev", "0", "1", "up"});
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, "ok netdev up\n");
-  EXPECT_TRUE(device.netdev_up_[1]);
+  EXPECT_TRUE(device.netdev_up(1));
 
   r = run_process({mana_emu(), "ctl", "remove", "4"}, {{"MANA_EMU_CONTROL", sock}});
   EXPECT_EQ(r.status, 1);

@@ -90,8 +90,8 @@ int run_secondary_if_asked(int argc, char** argv) {
     void* page = mmap(nullptr, 4096, PROT_WRITE, MAP_SHARED, fd, 0);
     if (page == MAP_FAILED) return 11;
     if (mapping_perms(page) != (read_only ? "r--s" : "-w-s")) return 12;
-    std::atomic_thread_fence(std::memory_order_release);
-    *reinterpret_cast<volatile uint64_t*>(static_cast<char*>(page) + offset) = value;
+    std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(static_cast<char*>(page) + offset))
+        .store(value, std::memory_order_release);
     munmap(page, 4096);
     return 0;
   }

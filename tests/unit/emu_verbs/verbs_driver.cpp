@@ -207,8 +207,9 @@ uint32_t write_wqe(uint8_t* ring, uint32_t ring_bytes, uint32_t head_bu, const v
 }
 
 void store_doorbell(void* db_page, uint32_t offset, uint64_t value) {
-  std::atomic_thread_fence(std::memory_order_release);  // ring writes before the doorbell
-  *reinterpret_cast<volatile uint64_t*>(static_cast<uint8_t*>(db_page) + offset) = value;
+  // Release: the ring writes before the doorbell (a polling device loads it with acquire).
+  std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(static_cast<uint8_t*>(db_page) + offset))
+      .store(value, std::memory_order_release);
 }
 
 }  // namespace
@@ -250,11 +251,14 @@ bool wait_cqe(void* buf, uint32_t count, uint32_t* head, void* cqe_out, int time
   const auto* ring = static_cast<const hw::Cqe*>(buf);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   do {
-    const volatile hw::Cqe* cqe = &ring[*head & (count - 1)];
-    const uint32_t owner = hw::Cqe::Owner::get(cqe->dw[hw::Cqe::kOwnerDword]);
+    const hw::Cqe* cqe = &ring[*head & (count - 1)];
+    // Acquire: the device writes the owner dword last, with release (cq_producer.cpp).
+    const uint32_t owner_dword =
+        std::atomic_ref<uint32_t>(const_cast<uint32_t&>(cqe->dw[hw::Cqe::kOwnerDword]))
+            .load(std::memory_order_acquire);
+    const uint32_t owner = hw::Cqe::Owner::get(owner_dword);
     if (hw::cqe_state(owner, *head, log2) == hw::CqeState::kValid) {
-      std::atomic_thread_fence(std::memory_order_acquire);
-      memcpy(cqe_out, const_cast<const hw::Cqe*>(cqe), sizeof(hw::Cqe));
+      memcpy(cqe_out, cqe, sizeof(hw::Cqe));
       ++*head;
       return true;
     }
