@@ -42,6 +42,19 @@ uint32_t probe_provider_max_wr(const PortPriv& priv) {
   return 0;
 }
 
+void log_ring_size(const PortPriv& priv, const char* kind, uint16_t idx, uint32_t n,
+                   uint32_t nb_desc) {
+  if (n < nb_desc)
+    MANA_DRV_LOG(NOTICE,
+                 "port %u %s queue %u: %u descriptors for %u requested: at most %u (%s, a "
+                 "power of two)",
+                 priv.port_id, kind, idx, n, nb_desc, max_desc_of(priv.caps),
+                 desc_limit_source(priv.caps));
+  else if (n != nb_desc)
+    MANA_DRV_LOG(INFO, "port %u %s queue %u: %u descriptors (a power of two) for %u requested",
+                 priv.port_id, kind, idx, n, nb_desc);
+}
+
 const char* desc_limit_source(const DeviceCaps& caps) {
   if (caps.provider_max_wr != 0 && caps.provider_max_wr < RTE_MIN(caps.max_qp_wr, caps.max_cqe))
     return "rdma-core's libmana (< v49) limit";

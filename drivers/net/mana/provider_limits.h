@@ -19,4 +19,10 @@ uint32_t probe_provider_max_wr(const PortPriv& priv);
 // Where the descriptor limit of max_desc_of(caps) comes from, for messages.
 const char* desc_limit_source(const DeviceCaps& caps);
 
+// Says at queue setup when the ring has `n` descriptors for `nb_desc` requested: NOTICE when the
+// limit cut the request (naming it and its source), INFO when it was only rounded to a power of
+// two.
+void log_ring_size(const PortPriv& priv, const char* kind, uint16_t idx, uint32_t n,
+                   uint32_t nb_desc);
+
 }  // namespace mana

@@ -194,15 +194,7 @@ int rx_queue_setup(rte_eth_dev* dev, uint16_t idx, uint16_t nb_desc, unsigned so
     return rc;
   }
   dev->data->rx_queues[idx] = q;
-  if (n < nb_desc)
-    MANA_DRV_LOG(NOTICE,
-                 "port %u RX queue %u: %u descriptors for %u requested: at most %u (%s, a "
-                 "power of two)",
-                 priv->port_id, idx, n, nb_desc, max_desc_of(priv->caps),
-                 desc_limit_source(priv->caps));
-  else if (n != nb_desc)
-    MANA_DRV_LOG(INFO, "port %u RX queue %u: %u descriptors (a power of two) for %u requested",
-                 priv->port_id, idx, n, nb_desc);
+  log_ring_size(*priv, "RX", idx, n, nb_desc);
   return 0;
 }
 

@@ -16,6 +16,24 @@ uint32_t l4_header_len(const FlowSpec& f) { return f.proto == 6 ? 20 : f.proto =
 uint32_t l4_offset(const FlowSpec& f) { return kL3 + l3_header_len(f); }
 uint32_t l4_checksum_offset(const FlowSpec& f) { return l4_offset(f) + (f.proto == 6 ? 16 : 6); }
 
+FlowSpec ip_flow(uint8_t proto, bool ipv6, const Mac& src_mac, const Mac& dst_mac) {
+  FlowSpec f;
+  f.proto = proto;
+  f.ipv6 = ipv6;
+  if (ipv6) {
+    f.src = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+    f.dst = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2};
+  } else {
+    f.src = {198, 18, 0, 1};
+    f.dst = {198, 18, 0, 2};
+  }
+  f.sport = 1000;
+  f.dport = 2000;
+  f.src_mac = src_mac;
+  f.dst_mac = dst_mac;
+  return f;
+}
+
 std::vector<uint8_t> build_frame(const FlowSpec& f) {
   const uint32_t l4_len = l4_header_len(f) + f.payload;
   std::vector<uint8_t> b(kL3 + l3_header_len(f) + l4_len, 0);

@@ -22,6 +22,10 @@ struct FlowSpec {
   Mac dst_mac{}, src_mac{};
 };
 
+// A TCP/UDP flow between documentation addresses: 198.18.0.1 -> 198.18.0.2 (RFC 2544) or
+// 2001:db8::1 -> 2001:db8::2, ports 1000 -> 2000; tests change the fields they care about.
+FlowSpec ip_flow(uint8_t proto, bool ipv6, const Mac& src_mac, const Mac& dst_mac);
+
 std::vector<uint8_t> build_frame(const FlowSpec& f);
 // A frame of another EtherType (not IP), `len` bytes long.
 std::vector<uint8_t> build_non_ip(const Mac& dst, const Mac& src, uint16_t ethertype, uint32_t len);

@@ -17,21 +17,11 @@ using C = hw::Cqe;
 using Frames = std::vector<std::vector<uint8_t>>;
 
 FlowSpec flow(uint8_t proto = 17, bool ipv6 = false, uint32_t payload = 18) {
-  FlowSpec f;
-  f.proto = proto;
-  f.ipv6 = ipv6;
-  if (ipv6) {
-    f.src = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
-    f.dst = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2};
-  } else {
-    f.src = {198, 18, 0, 1};
-    f.dst = {198, 19, 0, 2};
-  }
+  FlowSpec f = ip_flow(proto, ipv6, {0x02, 0, 0, 0, 0, 0x99}, port_mac(0));
+  if (!ipv6) f.dst = {198, 19, 0, 2};
   f.sport = 4321;
   f.dport = 80;
   f.payload = payload;
-  f.src_mac = {0x02, 0, 0, 0, 0, 0x99};
-  f.dst_mac = port_mac(0);
   return f;
 }
 

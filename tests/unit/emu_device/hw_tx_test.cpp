@@ -16,21 +16,8 @@ using S = hw::TxShortOob;
 using L = hw::TxLongOob;
 
 FlowSpec flow(uint8_t proto = 17, bool ipv6 = false) {
-  FlowSpec f;
-  f.proto = proto;
-  f.ipv6 = ipv6;
-  if (ipv6) {
-    f.src = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
-    f.dst = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2};
-  } else {
-    f.src = {198, 18, 0, 1};
-    f.dst = {198, 18, 0, 2};
-  }
-  f.sport = 1000;
-  f.dport = 2000;
+  FlowSpec f = ip_flow(proto, ipv6, port_mac(0), port_mac(0));
   f.payload = 33;
-  f.src_mac = port_mac(0);
-  f.dst_mac = port_mac(0);
   return f;
 }
 
