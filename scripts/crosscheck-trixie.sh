@@ -28,6 +28,10 @@ if [ $# -gt 0 ]; then
   step "profiles $*" scripts/trixie-chroot.sh run \
     env MANA_PMD=system MANA_BUILD_DIR="$top/build-trixie" python3 tests/integration/test_system_net_mana.py "$@"
 else
+  # A build that lost the test would otherwise pass with "No suitable tests defined".
+  scripts/trixie-chroot.sh run meson test -C build-trixie --list --suite crosscheck-trixie 2>/dev/null \
+    | grep -q crosscheck-system-net-mana \
+    || { echo "crosscheck-trixie: the build defines no test crosscheck-system-net-mana" >&2; exit 1; }
   step "DPDK 24.11 net_mana on every profile" scripts/trixie-chroot.sh run \
     meson test -C build-trixie --suite crosscheck-trixie --print-errorlogs
 fi
