@@ -105,6 +105,9 @@ int cmd_run(const std::vector<std::string>& args) {
   ::setenv("LD_PRELOAD", ld_preload.c_str(), 1);
 
   const int status = run_child(opts.command);
+  for (const VfConfig& vf : opts.config.vfs)
+    for (const PortConfig& port : vf.ports)
+      if (port.wire.starts_with("fabric:")) release_fabric_if_unused(port.wire.substr(7));
   if (opts.keep) {
     std::fprintf(stderr, "mana-emu: run folder kept: %s\n", opts.config.root.c_str());
   } else if (!remove_tree(opts.config.root, &error)) {

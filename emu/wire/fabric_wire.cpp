@@ -326,6 +326,20 @@ std::string format_fabric_ipv4(const FabricIpv4& ip) {
          std::to_string(ip[3]);
 }
 
+void release_fabric_if_unused(const std::string& name) {
+  const std::string path = path_of(name);
+  const int fd = shm_open(path.c_str(), O_RDWR | O_CLOEXEC, 0);
+  if (fd < 0) return;  // gone already
+  if (wait_lock_byte(fd, kSetupLockByte)) {
+    bool in_use = false;
+    for (uint32_t i = 0; i < kFabricMaxPorts; ++i)
+      in_use |= byte_held_by_other(fd, slot_lock_byte(i));
+    struct stat st {};
+    if (!in_use && fstat(fd, &st) == 0 && st.st_nlink > 0) shm_unlink(path.c_str());
+  }
+  close(fd);  // also drops the setup lock
+}
+
 std::unique_ptr<WireEndpoint> open_fabric_endpoint(const std::string& name, const FabricMac& mac,
                                                    const FabricIpv4& ip, std::string* error) {
   const std::string where = "wire 'fabric:" + name + "': ";

@@ -41,6 +41,11 @@ struct FabricPortCounters {
 bool read_fabric_counters(const std::string& name, std::vector<FabricPortCounters>* out,
                           std::string* error);
 
+// Removes the name of fabric `name` when no live process holds a port of it. A process that exits
+// without closing its devices (a DPDK application ends without ibv_close_device) leaves the object
+// behind, but its OFD locks die with it: `mana-emu run` calls this after its command ends.
+void release_fabric_if_unused(const std::string& name);
+
 // "A.B.C.D".
 std::string format_fabric_ipv4(const FabricIpv4& ip);
 

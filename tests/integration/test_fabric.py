@@ -52,6 +52,12 @@ def receiver_rx_packets(p, start):
     return int(m.group(1)), p.last_index + 1
 
 
+def expect_fabric_released(name, program):
+    """Once every process on a fabric has exited, mana-emu has removed its shared-memory object."""
+    path = f"/dev/shm/mana-emu-fabric-{name}"
+    expect(not os.path.exists(path), f"{path} left behind after every port's process exited", program)
+
+
 def test_lisa_send_receive_two_processes():
     fabric = f"lisa-{os.getpid()}"
     rcv = lisa_testpmd(RECEIVER, fabric, "mana-lisa-rcv", ["--forward-mode=rxonly"])
@@ -84,6 +90,7 @@ def test_lisa_send_receive_two_processes():
     port = json.loads(drops.split(" ", 1)[1])["ports"][0]
     expect(port["rx_no_wqe_drops"] == 0 and port["rx_filtered"] == 0 and port["rx_frames"] == sent,
            f"receiver's vPort: {port}", rcv)
+    expect_fabric_released(fabric, rcv)
 
 
 def test_azure_txonly_tx_ip_between_two_ports_of_one_process():
@@ -106,6 +113,7 @@ def test_azure_txonly_tx_ip_between_two_ports_of_one_process():
     expect(s["delivered"] > 0 and s["unknown_ip"] == 0 and s["spoofed"] == 0,
            f"fabric counters of port 0: {s}", p)
     expect(port1["rx_frames"] > 0, f"port 1 got nothing from the fabric: {port1}", p)
+    expect_fabric_released(fabric, p)
 
 
 if __name__ == "__main__":
