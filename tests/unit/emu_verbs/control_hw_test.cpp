@@ -54,13 +54,6 @@ TEST(TrapControlHw, TeardownGoesQpThenTableThenWq) {
   expect_all_freed(0);
 }
 
-#define EXPECT_FAILS_WITH(call, err)  \
-  do {                                \
-    errno = 0;                        \
-    EXPECT_EQ((call), nullptr);       \
-    EXPECT_EQ(errno, (err)) << #call; \
-  } while (0)
-
 TEST(Azure2025ControlHw, Rdmacore44RefusesMoreThan256EntriesThoughTheKernelAllows2048) {
   {
     OpenPort p;

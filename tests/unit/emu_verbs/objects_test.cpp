@@ -94,13 +94,6 @@ ibv_wq* wq(PortObjects& port, ibv_cq* cq, uint32_t wr, uint32_t sge) {
   return ibv_create_wq(port.ctx, &attr);
 }
 
-#define EXPECT_FAILS_WITH(call, err)  \
-  do {                                \
-    errno = 0;                        \
-    EXPECT_EQ((call), nullptr);       \
-    EXPECT_EQ(errno, (err)) << #call; \
-  } while (0)
-
 TEST(TrapObjects, LibmanaErrorPaths) {
   Probe probe;
   PortObjects port;

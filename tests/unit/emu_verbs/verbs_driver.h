@@ -7,6 +7,7 @@
 #include <infiniband/manadv.h>
 #include <infiniband/verbs.h>
 
+#include <cerrno>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -85,3 +86,11 @@ void arm_cq(void* db_page, uint32_t cq_id, uint32_t cq_head, uint32_t count);
 bool wait_cqe(void* buf, uint32_t count, uint32_t* head, void* cqe_out, int timeout_ms);
 
 }  // namespace mana::emu::test
+
+// A verbs call that returns a pointer fails with `err` in errno (GoogleTest assertions).
+#define EXPECT_FAILS_WITH(call, err)  \
+  do {                                \
+    errno = 0;                        \
+    EXPECT_EQ((call), nullptr);       \
+    EXPECT_EQ(errno, (err)) << #call; \
+  } while (0)
