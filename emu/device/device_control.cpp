@@ -394,6 +394,7 @@ int DeviceImpl::create_rss_qp(uint32_t context_id, uint32_t pd_id, uint32_t port
   }
   for (uint32_t i = 0; i < hw::kRssTableSize; ++i) port->steering[i] = table[i & (n - 1)];
   port->default_rq = table[n - 1];
+  drop_unsteered_frames(*port);
   port->rss = rss.get();
   ctx->rqs += static_cast<uint32_t>(rss->rqs.size());
   for (uint32_t i = 0; i < n; ++i) out[i] = {table[i]->cq->id, table[i]->id};

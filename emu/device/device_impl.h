@@ -130,6 +130,8 @@ class DeviceImpl final : public Device {
   void post_rx_cqe(Rq& rq, const hw::Cqe& cqe);
   void flush_coalesced(Rq& rq);
   void flush_all_coalesced();
+  // Before the vPort gets RX steering: drops what reached it while it had none.
+  void drop_unsteered_frames(Port& port);
 
   const VfConfig config_;
   std::unique_ptr<WireSet> wires_;

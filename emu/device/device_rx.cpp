@@ -28,6 +28,22 @@ bool can_take_frame(const Port& port) {
 
 }  // namespace
 
+// Frames that reached the vPort while it had no RX steering belong to no queue: a NIC drops them on
+// arrival. The device thread may not have polled the port since (a QP destroyed with posted TX
+// frames on a loop wire just before a new RSS QP), so they must not reach the new queues.
+void DeviceImpl::drop_unsteered_frames(Port& port) {
+  constexpr unsigned kMaxFrames = 4096;  // bounds a wire that keeps delivering (a busy TAP)
+  for (unsigned i = 0; i < kMaxFrames; ++i) {
+    const uint32_t len = port.wire->receive(rx_frame_.data(), kRxStagingBytes, nullptr);
+    if (len == 0) return;
+    ++port.counters.rx_frames;
+    if (len < kEthHeaderLen || !addressed_to(rx_frame_.data(), port.mac))
+      ++port.counters.rx_filtered;
+    else
+      ++port.counters.rx_no_wqe_drops;
+  }
+}
+
 bool DeviceImpl::claim_rx_wqe(Port& port, Rq& rq, RxBuffer* b) {
   if (rq.dead || rq.pending_bu() == 0) return false;
   b->status = {hw::kCqeRxOkay};
