@@ -136,6 +136,14 @@ int link_update(rte_eth_dev* dev, int /*wait_to_complete*/) {
 
 const uint32_t* supported_ptypes(rte_eth_dev* /*dev*/) { return rx_supported_ptypes(); }
 
+template <typename F>
+void for_each_gate(rte_eth_dev* dev, F f) {
+  for (uint16_t i = 0; i < dev->data->nb_rx_queues; i++)
+    if (auto* q = static_cast<RxQueue*>(dev->data->rx_queues[i]); q != nullptr) f(q->gate);
+  for (uint16_t i = 0; i < dev->data->nb_tx_queues; i++)
+    if (auto* q = static_cast<TxQueue*>(dev->data->tx_queues[i]); q != nullptr) f(q->gate);
+}
+
 bool all_queues_set_up(rte_eth_dev* dev) {
   for (uint16_t i = 0; i < dev->data->nb_rx_queues; i++)
     if (dev->data->rx_queues[i] == nullptr) {
@@ -162,7 +170,7 @@ int dev_start(rte_eth_dev* dev) {
     }
   }
   static_cast<ProcessPrivate*>(dev->process_private)->db_page = priv->db_page;
-  rte_wmb();
+  for_each_gate(dev, gate_open);
   dev->rx_pkt_burst = select_rx_burst(dev->data->dev_conf.rxmode.offloads);
   dev->tx_pkt_burst = select_port_tx_burst(dev);
   for (uint16_t i = 0; i < dev->data->nb_rx_queues; i++)
@@ -177,10 +185,17 @@ int dev_start(rte_eth_dev* dev) {
 
 int dev_stop(rte_eth_dev* dev) {
   PortPriv* priv = priv_of(dev);
+  // No burst of any process may be inside a queue once its objects go (queue_gate.h).
+  for_each_gate(dev, [dev](QueueGate& g) {
+    if (!gate_close(g, kGateTimeoutMs))
+      MANA_DRV_LOG(ERR,
+                   "port %u: a burst stayed inside a queue for %u ms (a process that died in "
+                   "rx/tx_burst?): stopping anyway",
+                   dev->data->port_id, kGateTimeoutMs);
+  });
   dev->rx_pkt_burst = rx_burst_stopped;
   dev->tx_pkt_burst = tx_burst_stopped;
   mp_notify_secondaries_stop(dev);
-  rte_wmb();
   tx_queues_stop(dev);
   rx_queues_stop(dev);
   for (uint16_t i = 0; i < dev->data->nb_rx_queues; i++)
@@ -209,7 +224,11 @@ int dev_close(rte_eth_dev* dev) {
 }
 
 int tx_done_cleanup(void* queue, uint32_t /*free_cnt*/) {
-  return static_cast<int>(tx_reclaim(*static_cast<TxQueue*>(queue)));
+  auto& q = *static_cast<TxQueue*>(queue);
+  if (!gate_enter(q.gate, process_private_of(q.port_id).bursts_open)) return 0;
+  const uint32_t n = tx_reclaim(q);
+  gate_leave(q.gate);
+  return static_cast<int>(n);
 }
 
 const eth_dev_ops kPrimaryOps = [] {

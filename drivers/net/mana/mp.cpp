@@ -221,6 +221,7 @@ int mp_attach_secondary(rte_pci_device* pci, const char* name) {
     action_unref();
     return rc;
   }
+  pp->bursts_open = 1;
   pp->registrar = MrRegistrar{mp_reg, mp_dereg,
                               reinterpret_cast<void*>(static_cast<uintptr_t>(dev->data->port_id))};
   dev->process_private = pp;
@@ -235,8 +236,27 @@ int mp_attach_secondary(rte_pci_device* pci, const char* name) {
   return 0;
 }
 
+// The secondary's own lcores may still be in a burst: new ones return at once, and the page is
+// unmapped only after those inside have left (queue_gate.h).
 void mp_detach_secondary(rte_eth_dev* dev) {
   auto* pp = static_cast<ProcessPrivate*>(dev->process_private);
+  install_bursts(dev->data->port_id, false);
+  if (pp != nullptr) {
+    const uint16_t nb_rx = dev->data->nb_rx_queues, nb_tx = dev->data->nb_tx_queues;
+    QueueGate* gates[RTE_MAX_QUEUES_PER_PORT * 2];
+    unsigned n = 0;
+    for (uint16_t i = 0; i < nb_rx; i++)
+      if (auto* q = static_cast<RxQueue*>(dev->data->rx_queues[i]); q != nullptr)
+        gates[n++] = &q->gate;
+    for (uint16_t i = 0; i < nb_tx; i++)
+      if (auto* q = static_cast<TxQueue*>(dev->data->tx_queues[i]); q != nullptr)
+        gates[n++] = &q->gate;
+    if (!gates_close_for_process(pp->bursts_open, gates, n, kGateTimeoutMs))
+      MANA_DRV_LOG(ERR,
+                   "port %u: a burst of this process stayed inside a queue for %u ms: "
+                   "detaching anyway",
+                   dev->data->port_id, kGateTimeoutMs);
+  }
   if (pp != nullptr && pp->db_page != nullptr) munmap(pp->db_page, rte_mem_page_size());
   action_unref();
 }

@@ -14,6 +14,7 @@
 #include "gdma.h"
 #include "mana/gdma_format.h"
 #include "mr_cache.h"
+#include "queue_gate.h"
 #include "tx_oob.h"
 
 struct ibv_context;
@@ -73,6 +74,7 @@ struct PortPriv;
 
 struct RxQueue {
   // data path
+  QueueGate gate;
   WorkQueue rq;
   CompletionQueue cq;
   rte_mbuf** mbufs;  // one per RQ WQE, slot = WQE index & desc_mask (every RX WQE is one BU)
@@ -102,6 +104,7 @@ struct TxDesc {
 
 struct TxQueue {
   // data path
+  QueueGate gate;
   WorkQueue sq;
   CompletionQueue cq;
   TxDesc* descs;
@@ -150,6 +153,7 @@ struct PortPriv {
 // Process-local data of a port (rte_eth_dev::process_private): what differs between processes.
 struct ProcessPrivate {
   void* db_page;          // the doorbell page as mapped in this process
+  uint32_t bursts_open;   // 0 once a secondary detaches: its bursts no longer enter (queue_gate.h)
   MrRegistrar registrar;  // verbs in the primary, a request to the primary in a secondary
 };
 

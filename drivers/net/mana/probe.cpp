@@ -193,6 +193,7 @@ int create_port(rte_pci_device* pci, const Candidate& c) {
   int rc = (priv && mac && pp) ? 0 : -ENOMEM;
   if (rc != 0) MANA_INIT_LOG(ERR, "%s: out of DPDK memory", name);
   if (rc == 0) {
+    pp->bursts_open = 1;
     priv->ib_port = static_cast<uint8_t>(c.ib_port);
     priv->port_id = dev->data->port_id;
     snprintf(priv->ifname, sizeof(priv->ifname), "%s", c.netdev.ifname);

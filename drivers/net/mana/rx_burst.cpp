@@ -146,8 +146,7 @@ unsigned collect(RxQueue& q, Consumed* done, unsigned budget, unsigned* good) {
 }
 
 template <bool kChecksum, bool kRssHash, bool kVlanStrip>
-uint16_t rx_burst(void* queue, rte_mbuf** pkts, uint16_t nb_pkts) {
-  RxQueue& q = *static_cast<RxQueue*>(queue);
+uint16_t rx_burst_inside(RxQueue& q, rte_mbuf** pkts, uint16_t nb_pkts) {
   Consumed done[kMaxRxBurst];
   unsigned good;
   const unsigned budget = nb_pkts < kMaxRxBurst ? nb_pkts : kMaxRxBurst;
@@ -192,6 +191,16 @@ uint16_t rx_burst(void* queue, rte_mbuf** pkts, uint16_t nb_pkts) {
   q.stats.packets += out;
   q.stats.bytes += bytes;
   return out;
+}
+
+// Nothing of the queue is touched unless its gate is open (queue_gate.h).
+template <bool kChecksum, bool kRssHash, bool kVlanStrip>
+uint16_t rx_burst(void* queue, rte_mbuf** pkts, uint16_t nb_pkts) {
+  RxQueue& q = *static_cast<RxQueue*>(queue);
+  if (!gate_enter(q.gate, process_private_of(q.port_id).bursts_open)) return 0;
+  const uint16_t n = rx_burst_inside<kChecksum, kRssHash, kVlanStrip>(q, pkts, nb_pkts);
+  gate_leave(q.gate);
+  return n;
 }
 
 }  // namespace

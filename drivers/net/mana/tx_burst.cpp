@@ -43,11 +43,9 @@ inline rte_mempool* data_pool(const rte_mbuf* seg) {
 
 // kMaybeLongOob: some queue of the port has a vPort offset above 255 (long OOB on every WQE).
 template <bool kChecksum, bool kMultiSeg, bool kVlan, bool kMaybeLongOob>
-uint16_t tx_burst(void* queue, rte_mbuf** pkts, uint16_t nb_pkts) {
-  TxQueue& q = *static_cast<TxQueue*>(queue);
+uint16_t tx_burst_inside(TxQueue& q, const ProcessPrivate& pp, rte_mbuf** pkts, uint16_t nb_pkts) {
   tx_reclaim(q);
 
-  const ProcessPrivate& pp = process_private_of(q.port_id);
   uint8_t* last_oob = nullptr;
   uint64_t bytes = 0;
   uint16_t sent = 0;
@@ -122,6 +120,18 @@ uint16_t tx_burst(void* queue, rte_mbuf** pkts, uint16_t nb_pkts) {
   q.stats.packets += sent;
   q.stats.bytes += bytes;
   return sent;
+}
+
+// Nothing of the queue is touched unless its gate is open (queue_gate.h).
+template <bool kChecksum, bool kMultiSeg, bool kVlan, bool kMaybeLongOob>
+uint16_t tx_burst(void* queue, rte_mbuf** pkts, uint16_t nb_pkts) {
+  TxQueue& q = *static_cast<TxQueue*>(queue);
+  const ProcessPrivate& pp = process_private_of(q.port_id);
+  if (!gate_enter(q.gate, pp.bursts_open)) return 0;
+  const uint16_t n =
+      tx_burst_inside<kChecksum, kMultiSeg, kVlan, kMaybeLongOob>(q, pp, pkts, nb_pkts);
+  gate_leave(q.gate);
+  return n;
 }
 
 }  // namespace

@@ -66,6 +66,7 @@ struct FakePortState {
     priv = mana::PortPriv{};
     if (mana::mr_port_cache_init(priv.mr, SOCKET_ID_ANY) != 0) return false;
     pp.db_page = db_page.p;
+    pp.bursts_open = 1;
     pp.registrar = mana::MrRegistrar{fake_reg, fake_dereg, nullptr};
     rte_eth_devices[kFakePortId].process_private = &pp;
     pool = rte_pktmbuf_pool_create(pool_name, pool_size, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE,

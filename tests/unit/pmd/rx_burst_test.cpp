@@ -26,6 +26,7 @@ class RxBurstTest : public mana_test::FakePort {
   void SetUp() override {
     FakePort::SetUp();
     q_ = RxQueue{};
+    gate_open(q_.gate);
     q_.rq = WorkQueue{rq_mem_.p, static_cast<uint32_t>(rq_mem_.size - 1), kRing, 0, 0, kRqId};
     q_.cq = cq_.consumer(7);
     q_.mbufs = slots_;
@@ -112,6 +113,26 @@ TEST_F(RxBurstTest, OkayCompletionsDeliverInOrderAndRefill) {
   EXPECT_EQ(q_.stats.bytes, 1574u);
   rte_pktmbuf_free_bulk(pkts, 2);
   EXPECT_EQ(rx(pkts, 32), 0);  // nothing more
+}
+
+// A stopped queue (gate closed) or a detached process: the burst reads no CQE and rings nothing.
+TEST_F(RxBurstTest, ClosedGateTouchesNothing) {
+  complete(hw::kCqeRxOkay, {60});
+  const uint32_t head = q_.cq.head;
+  const uint64_t rq_doorbell = doorbell(hw::kRqDoorbellOffset);
+  rte_mbuf* pkts[32];
+  ASSERT_TRUE(gate_close(q_.gate, 10));
+  EXPECT_EQ(rx(pkts, 32), 0);
+  EXPECT_EQ(q_.cq.head, head);
+  EXPECT_EQ(doorbell(hw::kRqDoorbellOffset), rq_doorbell);
+  gate_open(q_.gate);
+  pp_.bursts_open = 0;
+  EXPECT_EQ(rx(pkts, 32), 0);
+  EXPECT_EQ(q_.cq.head, head);
+  pp_.bursts_open = 1;
+  ASSERT_EQ(rx(pkts, 32), 1);  // the completion waited
+  EXPECT_EQ(q_.gate.busy, 0u);
+  rte_pktmbuf_free(pkts[0]);
 }
 
 TEST_F(RxBurstTest, CoalescedCompletionSplitAcrossBursts) {

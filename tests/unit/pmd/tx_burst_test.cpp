@@ -27,6 +27,7 @@ class TxBurstTest : public mana_test::FakePort {
  protected:
   void SetUp() override {
     FakePort::SetUp();
+    gate_open(q_.gate);
     q_.sq = WorkQueue{sq_mem_.p,
                       static_cast<uint32_t>(sq_mem_.size - 1),
                       static_cast<uint32_t>(sq_mem_.size / 32),
@@ -129,6 +130,25 @@ class TxBurstTest : public mana_test::FakePort {
   TxQueue q_{};
   eth_tx_burst_t plain_ = select_tx_burst(0);
 };
+
+// A stopped queue (gate closed): the burst reclaims nothing, posts nothing, rings nothing.
+TEST_F(TxBurstTest, ClosedGateTouchesNothing) {
+  std::vector<rte_mbuf*> pkts{packet(60)};
+  ASSERT_EQ(tx(plain_, pkts), 1);
+  complete(hw::kCqeTxOkay);
+  const uint64_t sq_doorbell = doorbell(hw::kSqDoorbellOffset);
+  ASSERT_TRUE(gate_close(q_.gate, 10));
+  std::vector<rte_mbuf*> more{packet(61)};
+  EXPECT_EQ(tx(plain_, more), 0);
+  EXPECT_EQ(q_.desc_tail, 0u);  // the completion was not consumed
+  EXPECT_EQ(doorbell(hw::kSqDoorbellOffset), sq_doorbell);
+  gate_open(q_.gate);
+  EXPECT_EQ(tx(plain_, more), 1);
+  EXPECT_EQ(q_.desc_tail, 1u);
+  EXPECT_EQ(q_.gate.busy, 0u);
+  complete(hw::kCqeTxOkay);
+  EXPECT_EQ(tx_reclaim(q_), 1u);
+}
 
 TEST_F(TxBurstTest, AllButTheLastWqeSuppressTheirCqe) {
   std::vector<rte_mbuf*> pkts;
