@@ -21,6 +21,7 @@ constexpr Counter kRxQueueCounters[] = {
     {"errors", offsetof(RxQueueStats, errors)},
     {"mbuf_allocation_errors", offsetof(RxQueueStats, nombuf)},
     {"zero_length_cqes", offsetof(RxQueueStats, zero_length_cqes)},
+    {"oversize_packets", offsetof(RxQueueStats, oversize_packets)},
 };
 constexpr Counter kTxQueueCounters[] = {
     {"packets", offsetof(TxQueueStats, packets)},
