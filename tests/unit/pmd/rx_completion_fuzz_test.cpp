@@ -28,8 +28,8 @@ constexpr uint32_t kRing = 64;  // RQ WQEs and CQ entries; the burst takes at mo
 constexpr uint32_t kRqId = 0x1234;
 constexpr uint32_t kCqId = 9;
 constexpr uint32_t kSeed = 20261124;
-// Steps of the random walk: about 1.6 million CQEs (see the summary line), seconds in the debug
-// ASan build.
+// Steps of the random walk: 1.26 million CQEs (the summary line), 0.5 s in build/, 5.3 s in the
+// debug ASan build.
 constexpr unsigned kSteps = 400000;
 
 // What the consumption of one RQ WQE must produce: a packet of `len` bytes (`tagged`: the CQE
