@@ -1,6 +1,6 @@
-// Deterministic inputs for the parsers' fuzz tests: random bytes, strings of a grammar's tokens,
-// and random edits of valid inputs, all from a fixed seed so that a failure can be replayed (each
-// test names the seed and the iteration of a failing input).
+// Deterministic inputs for the fuzz tests (parsers, completion handling): random numbers, bytes,
+// strings of a grammar's tokens and random edits of valid inputs, all from a fixed seed so that a
+// failure can be replayed (each test names the seed and the iteration or step of a failing input).
 #pragma once
 
 #include <cstdint>
@@ -28,6 +28,9 @@ inline unsigned scale_from_env() {
   const unsigned long v = s != nullptr ? std::strtoul(s, nullptr, 0) : 1;
   return v == 0 ? 1 : static_cast<unsigned>(v);
 }
+
+// The parsers' iteration count, times MANA_FUZZ_SCALE.
+inline unsigned iterations() { return kIterations * scale_from_env(); }
 
 class FuzzInput {
  public:

@@ -1,11 +1,11 @@
 // A TX queue on fake rings (see fake_nic.h): an SQ of one 4 KiB page, its CQ written by the test as
-// the NIC, and the descriptor ring. Shared by the TX burst unit test and the TX completion fuzz
-// test.
+// the NIC, and the descriptor ring; and a test fixture with one such queue. Shared by the TX burst
+// unit test and the TX completion fuzz test.
 #pragma once
 
 #include <vector>
 
-#include "fake_nic.h"
+#include "fake_port.h"
 #include "tx_oob.h"
 
 namespace mana_test {
@@ -55,6 +55,28 @@ class FakeTxQueue {
   uint32_t sq_id_;
   uint32_t cq_id_;
   std::vector<mana::TxDesc> descs_;
+};
+
+// A port with one started TX queue.
+class FakeTxPort : public FakePort {
+ public:
+  static constexpr uint32_t kRing = 64;
+  static constexpr uint32_t kSqId = 0x2345;
+  static constexpr uint32_t kCqId = 0x77;
+
+ protected:
+  void SetUp() override {
+    FakePort::SetUp();
+    txq_.start(state_);
+  }
+  void TearDown() override {
+    txq_.stop();
+    FakePort::TearDown();
+  }
+
+  FakeTxQueue txq_{kRing, kSqId, kCqId};
+  mana::TxQueue& q_ = txq_.q;
+  FakeCq& cq_ = txq_.cq;
 };
 
 }  // namespace mana_test

@@ -19,21 +19,12 @@ namespace {
 using namespace mana;
 using mana_test::FakeCq;
 
-constexpr uint32_t kRing = 64;
-constexpr uint32_t kSqId = 0x2345;
-constexpr uint32_t kCqId = 0x77;
+constexpr uint32_t kRing = mana_test::FakeTxPort::kRing;
+constexpr uint32_t kSqId = mana_test::FakeTxPort::kSqId;
+constexpr uint32_t kCqId = mana_test::FakeTxPort::kCqId;
 
-class TxBurstTest : public mana_test::FakePort {
+class TxBurstTest : public mana_test::FakeTxPort {
  protected:
-  void SetUp() override {
-    FakePort::SetUp();
-    txq_.start(state_);
-  }
-  void TearDown() override {
-    txq_.stop();
-    FakePort::TearDown();
-  }
-
   rte_mbuf* packet(uint16_t len = 64, unsigned segs = 1) {
     rte_mbuf* head = nullptr;
     for (unsigned s = 0; s < segs; s++) {
@@ -108,9 +99,6 @@ class TxBurstTest : public mana_test::FakePort {
     return burst(&q_, pkts.data(), static_cast<uint16_t>(pkts.size()));
   }
 
-  mana_test::FakeTxQueue txq_{kRing, kSqId, kCqId};
-  FakeCq& cq_ = txq_.cq;
-  TxQueue& q_ = txq_.q;
   eth_tx_burst_t plain_ = select_tx_burst(0);
 };
 

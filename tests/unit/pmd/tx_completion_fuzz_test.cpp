@@ -7,13 +7,12 @@
 // the last ones sent, in order, and account exactly for the SQ's used basic units and the pool's
 // used mbufs (no leak, no double free); and once the NIC completes every outstanding WQE with a
 // valid CQE (the unsuppressed ones, by WQE offset), nothing stays outstanding.
-#include <chrono>
 #include <cstdio>
 #include <deque>
 #include <string>
 #include <vector>
 
-#include "../fuzz/fuzz_input.h"
+#include "../fuzz/fuzz_walk.h"
 #include "burst.h"
 #include "eal_env.h"
 #include "fake_port.h"
@@ -24,25 +23,13 @@ namespace {
 using namespace mana;
 using mana::fuzz::FuzzInput;
 
-constexpr uint32_t kRing = 64;  // descriptors and CQ entries
-constexpr uint32_t kSqId = 0x2345;
-constexpr uint32_t kCqId = 0x77;
 constexpr uint32_t kSeed = 20261124;
 // Steps of the random walk: 0.64 million CQEs and 1.7 million packets (the summary line), 0.6 s
 // in build/, 5.5 s in the debug ASan build.
 constexpr unsigned kSteps = 200000;
 
-class TxCompletionFuzz : public mana_test::FakePort {
+class TxCompletionFuzz : public mana_test::FakeTxPort {
  protected:
-  void SetUp() override {
-    FakePort::SetUp();
-    txq_.start(state_);
-  }
-  void TearDown() override {
-    txq_.stop();
-    FakePort::TearDown();
-  }
-
   uint32_t popped() const { return q_.cq.head - kRing; }  // CQEs the consumer took
   uint32_t cq_free() const { return kRing - static_cast<uint32_t>(txq_.cq.produced() - popped()); }
 
@@ -212,8 +199,6 @@ class TxCompletionFuzz : public mana_test::FakePort {
     q_.max_segs = multi_seg_ ? q_.max_sge : 1;
   }
 
-  mana_test::FakeTxQueue txq_{kRing, kSqId, kCqId};
-  TxQueue& q_ = txq_.q;
   eth_tx_burst_t burst_ = nullptr;
   bool multi_seg_ = false;
   struct Sent {
@@ -227,37 +212,32 @@ class TxCompletionFuzz : public mana_test::FakePort {
 };
 
 TEST_F(TxCompletionFuzz, RandomAndAdversarialCompletions) {
-  const uint32_t seed = mana::fuzz::seed_or_env(kSeed);
-  const unsigned steps = kSteps * mana::fuzz::scale_from_env();
-  FuzzInput in(seed);
-  const auto t0 = std::chrono::steady_clock::now();
-  select_offloads(in.next());
-  unsigned step = 0, settles = 0;
-  for (; step < steps && !HasFatalFailure(); step++) {
-    SCOPED_TRACE("seed " + std::to_string(seed) + " (MANA_FUZZ_SEED) step " + std::to_string(step));
+  select_offloads(7);  // then random ones after each settle
+  unsigned settles = 0;
+  const mana::fuzz::WalkResult walk = mana::fuzz::random_walk(kSeed, kSteps, [&](FuzzInput& in) {
     const uint32_t action = in.below(16);
     if (action < 6) {
       produce_random(in, 1 + in.below(16));
     } else if (action == 6) {
       poison_next(in);
-      ASSERT_NO_FATAL_FAILURE(reclaim());
+      reclaim();
     } else if (action == 7) {
-      ASSERT_NO_FATAL_FAILURE(reclaim());
+      reclaim();
     } else if (action == 8 && in.chance(16)) {
-      ASSERT_NO_FATAL_FAILURE(settle());
+      settle();
       settles++;
       select_offloads(in.next());
     } else {
-      ASSERT_NO_FATAL_FAILURE(send(in));
+      send(in);
     }
-  }
+  });
   ASSERT_NO_FATAL_FAILURE(settle());
-  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf(
       "tx completion fuzz: seed %u, %u steps, %llu CQEs, %llu packets sent, %llu error CQEs, "
       "%u settles, %.1f s\n",
-      seed, step, static_cast<unsigned long long>(cqes_), static_cast<unsigned long long>(packets_),
-      static_cast<unsigned long long>(errors_), settles, secs);
+      walk.seed, walk.steps, static_cast<unsigned long long>(cqes_),
+      static_cast<unsigned long long>(packets_), static_cast<unsigned long long>(errors_), settles,
+      walk.seconds);
 }
 
 }  // namespace
