@@ -55,6 +55,7 @@ struct RxQueueStats {
   uint64_t nombuf;            // packets dropped because no replacement mbuf could be allocated
   uint64_t zero_length_cqes;  // okay CQEs whose first packet has length 0: consumed no WQE
   uint64_t oversize_packets;  // reported longer than the buffer: dropped, counted in errors too
+  uint64_t cq_overflows;      // polls that found the CQ overflowed (the NIC lapped the consumer)
   uint64_t cqe_errors[kRxCqeErrorKinds];
 };
 

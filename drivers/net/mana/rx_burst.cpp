@@ -118,7 +118,13 @@ unsigned collect(RxQueue& q, Consumed* done, unsigned budget, unsigned* good) {
       k = q.partial_next;
       q.partial_cqe = nullptr;
     } else {
-      if (cq_peek(q.cq, &cqe) != CqPoll::kValid) break;
+      const CqPoll state = cq_peek(q.cq, &cqe);
+      if (state != CqPoll::kValid) {
+        // The NIC lapped the consumer: the entry is not read and the queue stays stuck; the
+        // counter makes that visible (doc/hardware.md §4.5).
+        if (state == CqPoll::kOverflow) q.stats.cq_overflows++;
+        break;
+      }
       q.cq.head++;
     }
     const uint32_t type = cqe->type();

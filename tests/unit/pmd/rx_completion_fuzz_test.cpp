@@ -6,14 +6,13 @@
 // next posted one and stays inside its buffer, no mbuf is leaked or delivered twice, the ring is
 // full again, the consumer never takes an entry the NIC did not produce, and the counters add up.
 #include <array>
-#include <chrono>
 #include <cstdio>
 #include <deque>
 #include <string>
 #include <unordered_set>
 #include <vector>
 
-#include "../fuzz/fuzz_input.h"
+#include "../fuzz/fuzz_walk.h"
 #include "burst.h"
 #include "eal_env.h"
 #include "fake_port.h"
@@ -148,6 +147,7 @@ class RxCompletionFuzz : public mana_test::FakePort {
       expect(e);
       rxq_.cq.produce(e);
       produced_cqes_++;
+      overflow_next_ = false;
     }
   }
 
@@ -156,7 +156,8 @@ class RxCompletionFuzz : public mana_test::FakePort {
   void poison_next(FuzzInput& in) {
     if (cq_free() == 0) return;
     const uint32_t owner = rxq_.cq.next_owner();
-    const uint32_t bad = in.chance(2) ? owner - 1 : owner + 1 + in.below(6);
+    overflow_next_ = in.chance(2);
+    const uint32_t bad = overflow_next_ ? owner + 1 + in.below(6) : owner - 1;
     rxq_.cq.write_next(random_cqe(in), bad & hw::kOwnerMask);
   }
 
@@ -164,10 +165,17 @@ class RxCompletionFuzz : public mana_test::FakePort {
   void burst(uint16_t want) {
     std::vector<rte_mbuf*> before(rxq_.slots());
     const uint32_t tail0 = q_.rq.tail_bu;
-    const uint64_t nombuf0 = q_.stats.nombuf;
+    const uint64_t nombuf0 = q_.stats.nombuf, overflows0 = q_.stats.cq_overflows;
+    // Nothing to take before the overflowed entry: the burst must look at it, once.
+    const bool at_overflow =
+        overflow_next_ && want > 0 && q_.partial_cqe == nullptr && popped() == rxq_.cq.produced();
     rte_mbuf* pkts[128];
     const uint16_t n = burst_(&q_, pkts, want);
     ASSERT_LE(n, want);
+    ASSERT_LE(q_.stats.cq_overflows - overflows0, overflow_next_ ? 1u : 0u);
+    if (at_overflow) {
+      ASSERT_EQ(q_.stats.cq_overflows - overflows0, 1u);
+    }
     ASSERT_LE(popped(), rxq_.cq.produced()) << "took a CQE the NIC did not produce";
     const uint32_t consumed = q_.rq.tail_bu - tail0;
     ASSERT_LE(consumed, wqes_.size()) << "consumed more WQEs than the CQEs reported";
@@ -279,51 +287,47 @@ class RxCompletionFuzz : public mana_test::FakePort {
   std::unordered_set<rte_mbuf*> held_;  // delivered, not yet freed by the application
   std::vector<rte_mbuf*> hog_;          // taken from the pool to starve the refill
   uint64_t produced_cqes_ = 0;
+  bool overflow_next_ = false;  // the slot after the last produced CQE holds an overflowed entry
 };
 
 TEST_F(RxCompletionFuzz, RandomAndAdversarialCompletions) {
-  const uint32_t seed = mana::fuzz::seed_or_env(kSeed);
-  const unsigned steps = kSteps * mana::fuzz::scale_from_env();
-  FuzzInput in(seed);
-  const auto t0 = std::chrono::steady_clock::now();
-  select_offloads(in.next());
-  unsigned step = 0;
-  for (; step < steps && !HasFatalFailure(); step++) {
-    SCOPED_TRACE("seed " + std::to_string(seed) + " (MANA_FUZZ_SEED) step " + std::to_string(step));
+  select_offloads(7);  // then random ones after each drain
+  const mana::fuzz::WalkResult walk = mana::fuzz::random_walk(kSeed, kSteps, [&](FuzzInput& in) {
     const uint32_t action = in.below(16);
     if (action < 6) {
       produce(in, 1 + in.below(16));
     } else if (action == 6) {
       poison_next(in);
-      ASSERT_NO_FATAL_FAILURE(burst(64));
+      burst(64);
     } else if (action == 7) {
       release_held(in);
     } else if (action == 8) {
       starve_or_feed(in);
     } else if (action == 9 && in.chance(32)) {
-      ASSERT_NO_FATAL_FAILURE(drain(in));
+      drain(in);
       select_offloads(in.next());
     } else {
-      ASSERT_NO_FATAL_FAILURE(burst(static_cast<uint16_t>(in.below(100))));
+      burst(static_cast<uint16_t>(in.below(100)));
     }
     if (held_.size() > 512) release_held(in);
-  }
+  });
+  FuzzInput in(walk.seed);
   ASSERT_NO_FATAL_FAILURE(drain(in));
-  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf(
       "rx completion fuzz: seed %u, %u steps, %llu CQEs, %llu packets, %llu errors "
-      "(%llu oversize), %llu zero-length, %llu nombuf, %.1f s\n",
-      seed, step, static_cast<unsigned long long>(produced_cqes_),
+      "(%llu oversize), %llu zero-length, %llu nombuf, %llu overflow polls, %.1f s\n",
+      walk.seed, walk.steps, static_cast<unsigned long long>(produced_cqes_),
       static_cast<unsigned long long>(q_.stats.packets),
       static_cast<unsigned long long>(q_.stats.errors),
       static_cast<unsigned long long>(q_.stats.oversize_packets),
       static_cast<unsigned long long>(q_.stats.zero_length_cqes),
-      static_cast<unsigned long long>(q_.stats.nombuf), secs);
+      static_cast<unsigned long long>(q_.stats.nombuf),
+      static_cast<unsigned long long>(q_.stats.cq_overflows), walk.seconds);
 }
 
 // A NIC that laps the consumer (more CQEs than the CQ holds) overwrites entries: the consumer sees
-// owner bits of the next lap and must take nothing, deliver nothing and count nothing, every
-// time it polls.
+// owner bits of the next lap and must take nothing and deliver nothing, every time it polls, and
+// count the overflow.
 TEST_F(RxCompletionFuzz, LappedCqDeliversNothing) {
   select_offloads(0);
   for (uint32_t i = 0; i < kRing + 3; i++) {
@@ -339,6 +343,7 @@ TEST_F(RxCompletionFuzz, LappedCqDeliversNothing) {
   EXPECT_EQ(popped(), 0u);
   EXPECT_EQ(q_.rq.tail_bu, 0u);
   EXPECT_EQ(q_.stats.packets + q_.stats.errors + q_.stats.zero_length_cqes, 0u);
+  EXPECT_EQ(q_.stats.cq_overflows, 3u);  // seen by every poll
   EXPECT_EQ(in_use(), kRing);
 }
 
