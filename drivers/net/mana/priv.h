@@ -55,6 +55,8 @@ struct RxQueueStats {
   uint64_t errors;            // error completions (packets dropped by the NIC)
   uint64_t nombuf;            // packets dropped because no replacement mbuf could be allocated
   uint64_t zero_length_cqes;  // okay CQEs whose first packet has length 0: consumed no WQE
+  uint64_t oversize_packets;  // reported longer than the buffer: dropped, counted in errors too
+  uint64_t cq_overflows;      // polls that found the CQ overflowed (the NIC lapped the consumer)
   uint64_t cqe_errors[kRxCqeErrorKinds];
 };
 
@@ -88,6 +90,10 @@ struct RxQueue {
   PortPriv* priv;
   MrQueueCache mr;
   RxQueueStats stats;
+  // Where `partial_cqe` points: the NIC may rewrite a CQ slot once the head moved past it
+  // (doc/hardware.md §4.5). Two, so that the CQE a burst carried over stays readable while that
+  // burst saves the next one.
+  hw::Cqe partial_copies[2];
   // control path
   uint32_t nb_desc;
   int socket;

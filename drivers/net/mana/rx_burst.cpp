@@ -109,6 +109,7 @@ void fill_mbuf(const RxQueue& q, rte_mbuf* m, const hw::Cqe& cqe, unsigned k, ui
 // Takes completed WQEs off the CQ, in order, until `budget` packets or the CQ is empty.
 unsigned collect(RxQueue& q, Consumed* done, unsigned budget, unsigned* good) {
   unsigned n = 0, packets = 0;
+  const hw::Cqe* carried = q.partial_cqe;
   while (packets < budget && n < kMaxRxBurst) {
     const hw::Cqe* cqe;
     unsigned k = 0;
@@ -117,7 +118,13 @@ unsigned collect(RxQueue& q, Consumed* done, unsigned budget, unsigned* good) {
       k = q.partial_next;
       q.partial_cqe = nullptr;
     } else {
-      if (cq_peek(q.cq, &cqe) != CqPoll::kValid) break;
+      const CqPoll state = cq_peek(q.cq, &cqe);
+      if (state != CqPoll::kValid) {
+        // The NIC lapped the consumer: the entry is not read and the queue stays stuck; the
+        // counter makes that visible (doc/hardware.md §4.5).
+        if (state == CqPoll::kOverflow) q.stats.cq_overflows++;
+        break;
+      }
       q.cq.head++;
     }
     const uint32_t type = cqe->type();
@@ -128,10 +135,23 @@ unsigned collect(RxQueue& q, Consumed* done, unsigned budget, unsigned* good) {
         continue;
       }
       for (; k < count && packets < budget && n < kMaxRxBurst; k++) {
+        // A length beyond the posted buffer would let the application read past the mbuf: an
+        // error, the buffer is reposted (doc/hardware.md §4.7).
+        if (hw::RxPacketInfo::Length::get(cqe->rx_packet(k).dw0) > q.buf_len) {
+          done[n++] = Consumed{cqe, 0, false};
+          q.stats.errors++;
+          q.stats.oversize_packets++;
+          continue;
+        }
         done[n++] = Consumed{cqe, static_cast<uint8_t>(k), true};
         packets++;
       }
-      if (k < count) {  // the rest of this CQE goes to the next burst
+      if (k < count) {  // the rest of this CQE goes to the next burst, from a copy
+        if (cqe != carried) {
+          hw::Cqe* copy = &q.partial_copies[carried == &q.partial_copies[0] ? 1 : 0];
+          *copy = *cqe;
+          cqe = copy;
+        }
         q.partial_cqe = cqe;
         q.partial_next = k;
       }

@@ -21,6 +21,8 @@ constexpr Counter kRxQueueCounters[] = {
     {"errors", offsetof(RxQueueStats, errors)},
     {"mbuf_allocation_errors", offsetof(RxQueueStats, nombuf)},
     {"zero_length_cqes", offsetof(RxQueueStats, zero_length_cqes)},
+    {"oversize_packets", offsetof(RxQueueStats, oversize_packets)},
+    {"cq_overflows", offsetof(RxQueueStats, cq_overflows)},
 };
 constexpr Counter kTxQueueCounters[] = {
     {"packets", offsetof(TxQueueStats, packets)},

@@ -1,8 +1,9 @@
 // Fuzzing mana-emu's text parsers: the config file (parse_config, with its hw record through
 // set_hw_option), `--hw KEY=VALUE` alone, and the control channel's command lines. Inputs are
 // random bytes, strings of each grammar's tokens and random edits of valid inputs, from fixed
-// seeds. Never a crash (and nothing for ASan/UBSan to find); every rejection is one line (config
-// errors name the line); every accepted input is a fixed point of format(parse(x)).
+// seeds (MANA_FUZZ_SEED and MANA_FUZZ_SCALE override them, see fuzz_input.h). Never a crash (and
+// nothing for ASan/UBSan to find); every rejection is one line (config errors name the line); every
+// accepted input is a fixed point of format(parse(x)).
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -19,7 +20,7 @@ namespace mana::emu {
 namespace {
 
 using fuzz::FuzzInput;
-using fuzz::kIterations;
+const unsigned kIterations = fuzz::iterations();
 using fuzz::one_line;
 
 // Inputs of one fuzz run, cycling through the four kinds.
@@ -112,7 +113,7 @@ std::vector<std::string> valid_configs() {
 }
 
 TEST(ParserFuzz, ConfigFile) {
-  constexpr uint32_t kSeed = 1124;
+  const uint32_t kSeed = fuzz::seed_or_env(1124);
   FuzzInput in(kSeed);
   const std::vector<std::string> valid = valid_configs();
   unsigned accepted = 0;
@@ -142,7 +143,7 @@ TEST(ParserFuzz, ConfigFile) {
 // ---- --hw KEY=VALUE
 
 TEST(ParserFuzz, HwOption) {
-  constexpr uint32_t kSeed = 2025;
+  const uint32_t kSeed = fuzz::seed_or_env(2025);
   FuzzInput in(kSeed);
   std::vector<std::string> tokens = {"=",     "-",      "on",          "off", "0",    "1",
                                      "4000",  "4001",   "99999999999", "bit", "mask", "stall",
@@ -183,7 +184,7 @@ bool same_command(const ControlCommand& a, const ControlCommand& b) {
 }
 
 TEST(ParserFuzz, ControlCommand) {
-  constexpr uint32_t kSeed = 77;
+  const uint32_t kSeed = fuzz::seed_or_env(77);
   FuzzInput in(kSeed);
   const std::vector<std::string> tokens = {
       " ",        "  ",       "\t",         "netdev", "remove", "add",       "counters", "live",

@@ -1,9 +1,10 @@
-// Deterministic inputs for the parsers' fuzz tests: random bytes, strings of a grammar's tokens,
-// and random edits of valid inputs, all from a fixed seed so that a failure can be replayed (each
-// test names the seed and the iteration of a failing input).
+// Deterministic inputs for the fuzz tests (parsers, completion handling): random numbers, bytes,
+// strings of a grammar's tokens and random edits of valid inputs, all from a fixed seed so that a
+// failure can be replayed (each test names the seed and the iteration or step of a failing input).
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
@@ -13,10 +14,29 @@ namespace mana::fuzz {
 // One count for the normal and the sanitizer builds: a few seconds under ASan or TSan.
 inline constexpr unsigned kIterations = 100000;
 
+// The seed of a run: MANA_FUZZ_SEED when set (to replay a failure or explore), else `fixed`. Each
+// test reports it with a failure.
+inline uint32_t seed_or_env(uint32_t fixed) {
+  const char* s = std::getenv("MANA_FUZZ_SEED");
+  return s != nullptr && *s != '\0' ? static_cast<uint32_t>(std::strtoul(s, nullptr, 0)) : fixed;
+}
+
+// Multiplies a test's iteration count: MANA_FUZZ_SCALE=N runs N times as many (a long run by
+// hand); 1 when unset.
+inline unsigned scale_from_env() {
+  const char* s = std::getenv("MANA_FUZZ_SCALE");
+  const unsigned long v = s != nullptr ? std::strtoul(s, nullptr, 0) : 1;
+  return v == 0 ? 1 : static_cast<unsigned>(v);
+}
+
+// The parsers' iteration count, times MANA_FUZZ_SCALE.
+inline unsigned iterations() { return kIterations * scale_from_env(); }
+
 class FuzzInput {
  public:
   explicit FuzzInput(uint32_t seed) : rng_(seed) {}
 
+  uint32_t next() { return static_cast<uint32_t>(rng_()); }
   uint32_t below(uint32_t n) { return n == 0 ? 0 : static_cast<uint32_t>(rng_() % n); }
   bool chance(uint32_t one_in) { return below(one_in) == 0; }
 

@@ -17,7 +17,8 @@ namespace {
 
 using mana::fuzz::FuzzInput;
 
-constexpr uint32_t kSeed = 20261124;
+const uint32_t kSeed = mana::fuzz::seed_or_env(20261124);
+const unsigned kIterations = mana::fuzz::iterations();
 constexpr size_t kErrorBuffer = 256;  // what probe.cpp gives parse_devargs
 
 const std::vector<std::string> kTokens = {"mac=",
@@ -96,7 +97,7 @@ TEST(DevargsFuzz, NoCrashEveryRejectionSaysWhatIsExpectedAndAcceptedOnesRoundTri
   FuzzInput in(kSeed);
   const std::string valid = "mac=00:0d:3a:00:00:01,mac=00:0d:3a:00:00:02";
   unsigned accepted = 0;
-  for (unsigned i = 0; i < mana::fuzz::kIterations; i++) {
+  for (unsigned i = 0; i < kIterations; i++) {
     std::string args;
     switch (i % 4) {
       case 0:
@@ -118,8 +119,7 @@ TEST(DevargsFuzz, NoCrashEveryRejectionSaysWhatIsExpectedAndAcceptedOnesRoundTri
     char error[kErrorBuffer];
     accepted += mana::parse_devargs(args.c_str(), d, error, sizeof(error)) == 0;
   }
-  std::printf("devargs fuzz: %u inputs (seed %u), %u accepted\n", mana::fuzz::kIterations, kSeed,
-              accepted);
+  std::printf("devargs fuzz: %u inputs (seed %u), %u accepted\n", kIterations, kSeed, accepted);
 }
 
 // The finding "devargs over 256 characters lose their hint": the reason and the hint come first,

@@ -47,11 +47,22 @@ class FakeCq {
   void produce(Fill fill) {
     mana::hw::Cqe e{};
     fill(e);
-    mana::hw::Cqe& slot = ring()[next_ % count_];
-    std::memcpy(&slot, &e, 60);
-    slot.dw[15] = mana::hw::Cqe::Owner::set(e.dw[15], mana::hw::cq_producer_owner(next_, count_));
+    produce(e);
+  }
+  void produce(const mana::hw::Cqe& e) {
+    write_next(e, mana::hw::cq_producer_owner(next_, count_));
     next_++;
   }
+  // Writes `e` into the next slot with `owner` in place of the producer's owner bits, without
+  // producing it: the consumer sees an empty (stale) or an overflowed entry there.
+  void write_next(const mana::hw::Cqe& e, uint32_t owner) {
+    mana::hw::Cqe& slot = ring()[next_ % count_];
+    std::memcpy(&slot, &e, 60);
+    slot.dw[15] = mana::hw::Cqe::Owner::set(e.dw[15], owner);
+  }
+  uint32_t next_owner() const { return mana::hw::cq_producer_owner(next_, count_); }
+  uint64_t produced() const { return next_; }
+  uint32_t count() const { return count_; }
 
  private:
   uint32_t count_;

@@ -8,8 +8,8 @@
 #include "burst.h"
 #include "eal_env.h"
 #include "fake_port.h"
+#include "fake_rx_queue.h"
 #include "rx_cqe.h"
-#include "rx_queue.h"
 
 namespace {
 
@@ -25,33 +25,17 @@ class RxBurstTest : public mana_test::FakePort {
  protected:
   void SetUp() override {
     FakePort::SetUp();
-    q_ = RxQueue{};
-    gate_open(q_.gate);
-    q_.rq = WorkQueue{rq_mem_.p, static_cast<uint32_t>(rq_mem_.size - 1), kRing, 0, 0, kRqId};
-    q_.cq = cq_.consumer(7);
-    q_.mbufs = slots_;
-    q_.desc_mask = kRing - 1;
-    q_.buf_len = RTE_MBUF_DEFAULT_BUF_SIZE - RTE_PKTMBUF_HEADROOM;
-    q_.port_id = mana_test::kFakePortId;
-    q_.mp = pool_;
-    q_.priv = &priv_;
-    mr_queue_cache_reset(q_.mr);
-    for (uint32_t i = 0; i < kRing; i++) {
-      rte_mbuf* m = rte_pktmbuf_alloc(pool_);
-      ASSERT_NE(m, nullptr);
-      post_rx_buffer(q_, m, rx_buffer_lkey(q_, m, pp_.registrar));
-    }
+    rxq_.start(state_);
     burst_ = select_rx_burst(kOffloads);
   }
   void TearDown() override {
-    for (rte_mbuf* m : slots_) rte_pktmbuf_free(m);
+    rxq_.stop();
     FakePort::TearDown();
   }
 
-  // The NIC: the buffer address of the RQ WQE with index `wqe` (every RX WQE is one BU).
+  // The NIC: the buffer address of the RQ WQE with index `wqe`.
   uint64_t wqe_buffer(uint32_t wqe) const {
-    hw::Sge sge;
-    std::memcpy(&sge, rq_mem_.p + ((wqe * 32 + 16) & (rq_mem_.size - 1)), sizeof(sge));
+    const hw::Sge sge = rxq_.wqe_sge(wqe);
     EXPECT_EQ(sge.mem_key, mana_test::kFakeLkey);
     EXPECT_EQ(sge.size, q_.buf_len);
     return sge.address;
@@ -79,10 +63,9 @@ class RxBurstTest : public mana_test::FakePort {
   }
   uint64_t cq_doorbell_value() const { return doorbell(hw::kCqDoorbellOffset); }
 
-  mana_test::AlignedMemory rq_mem_{4096};
-  FakeCq cq_{kRing};
-  rte_mbuf* slots_[kRing] = {};
-  RxQueue q_{};
+  mana_test::FakeRxQueue rxq_{kRing, kRqId, 7};
+  RxQueue& q_ = rxq_.q;
+  FakeCq& cq_ = rxq_.cq;
   eth_rx_burst_t burst_ = nullptr;
 };
 
@@ -152,6 +135,42 @@ TEST_F(RxBurstTest, CoalescedCompletionSplitAcrossBursts) {
   EXPECT_EQ(q_.partial_cqe, nullptr);
 }
 
+// doc/hardware.md §4.5: once the head moved past a CQE the NIC may write that slot again; with
+// zero-length CQEs (which consume no WQE) it does so within one lap. The rest of a split CQE must
+// come from what the NIC reported then, not from the rewritten slot.
+TEST_F(RxBurstTest, SplitCompletionSurvivesTheNicRewritingItsSlot) {
+  complete(hw::kCqeRxCoalesced4, {100, 101, 102, 103});
+  rte_mbuf* pkts[8];
+  ASSERT_EQ(rx(pkts, 2), 2);
+  rte_pktmbuf_free_bulk(pkts, 2);
+  for (uint32_t i = 0; i < kRing - 1; i++) complete(hw::kCqeRxOkay, {});
+  complete(hw::kCqeRxOkay, {200});  // lands in the split CQE's slot
+  ASSERT_EQ(rx(pkts, 8), 3);
+  EXPECT_EQ(pkts[0]->pkt_len, 102u);
+  EXPECT_EQ(pkts[1]->pkt_len, 103u);
+  EXPECT_EQ(pkts[2]->pkt_len, 200u);
+  rte_pktmbuf_free_bulk(pkts, 3);
+  EXPECT_EQ(q_.rq.tail_bu, 5u);
+}
+
+// A packet reported longer than the posted buffer would let the application read past the mbuf:
+// dropped and counted as an error, its buffer reposted, the packets around it delivered.
+TEST_F(RxBurstTest, PacketLongerThanTheBufferIsAnError) {
+  const uint64_t big = wqe_buffer(1);
+  const auto too_long = static_cast<uint16_t>(q_.buf_len + 1);
+  complete(hw::kCqeRxCoalesced4, {64, too_long, static_cast<uint16_t>(q_.buf_len)});
+  rte_mbuf* pkts[8];
+  ASSERT_EQ(rx(pkts, 8), 2);
+  EXPECT_EQ(pkts[0]->pkt_len, 64u);
+  EXPECT_EQ(pkts[1]->pkt_len, q_.buf_len);
+  rte_pktmbuf_free_bulk(pkts, 2);
+  EXPECT_EQ(q_.stats.errors, 1u);
+  EXPECT_EQ(q_.stats.oversize_packets, 1u);
+  EXPECT_EQ(q_.stats.packets, 2u);
+  EXPECT_EQ(wqe_buffer(kRing + 1), big);  // reposted
+  EXPECT_EQ(q_.rq.head_bu - q_.rq.tail_bu, kRing);
+}
+
 TEST_F(RxBurstTest, ErrorCompletionRecyclesTheBufferInPlace) {
   const uint64_t bad = wqe_buffer(1);
   complete(hw::kCqeRxOkay, {64});
@@ -181,7 +200,7 @@ TEST_F(RxBurstTest, NoMbufsDropsThePacketAndKeepsTheRingFull) {
   EXPECT_EQ(q_.stats.nombuf, 2u);
   EXPECT_EQ(wqe_buffer(kRing), a);  // the old buffers went back into the ring
   EXPECT_EQ(wqe_buffer(kRing + 1), b);
-  for (rte_mbuf* m : slots_) EXPECT_NE(m, nullptr);
+  for (rte_mbuf* m : rxq_.slots()) EXPECT_NE(m, nullptr);
   EXPECT_EQ(q_.rq.head_bu - q_.rq.tail_bu, kRing);
   rte_pktmbuf_free_bulk(hoard.data(), static_cast<unsigned>(hoard.size()));
   complete(hw::kCqeRxOkay, {66});

@@ -12,44 +12,19 @@
 #include "burst.h"
 #include "eal_env.h"
 #include "fake_port.h"
-#include "tx_oob.h"
+#include "fake_tx_queue.h"
 
 namespace {
 
 using namespace mana;
 using mana_test::FakeCq;
 
-constexpr uint32_t kRing = 64;
-constexpr uint32_t kSqId = 0x2345;
-constexpr uint32_t kCqId = 0x77;
+constexpr uint32_t kRing = mana_test::FakeTxPort::kRing;
+constexpr uint32_t kSqId = mana_test::FakeTxPort::kSqId;
+constexpr uint32_t kCqId = mana_test::FakeTxPort::kCqId;
 
-class TxBurstTest : public mana_test::FakePort {
+class TxBurstTest : public mana_test::FakeTxPort {
  protected:
-  void SetUp() override {
-    FakePort::SetUp();
-    gate_open(q_.gate);
-    q_.sq = WorkQueue{sq_mem_.p,
-                      static_cast<uint32_t>(sq_mem_.size - 1),
-                      static_cast<uint32_t>(sq_mem_.size / 32),
-                      0,
-                      0,
-                      kSqId};
-    q_.cq = cq_.consumer(kCqId);
-    q_.descs = descs_;
-    q_.desc_mask = kRing - 1;
-    q_.oob = make_tx_oob_template(kCqId, kSqId, 0);
-    q_.max_sge = 15;
-    q_.max_segs = 1;
-    q_.port_id = mana_test::kFakePortId;
-    q_.priv = &priv_;
-    mr_queue_cache_reset(q_.mr);
-  }
-  void TearDown() override {
-    for (TxDesc& d : descs_)
-      if (d.mbuf) rte_pktmbuf_free(d.mbuf);
-    FakePort::TearDown();
-  }
-
   rte_mbuf* packet(uint16_t len = 64, unsigned segs = 1) {
     rte_mbuf* head = nullptr;
     for (unsigned s = 0; s < segs; s++) {
@@ -66,12 +41,12 @@ class TxBurstTest : public mana_test::FakePort {
   // The NIC's view of the WQE starting at basic unit `bu`.
   hw::WqeHeader header_at(uint32_t bu) const {
     hw::WqeHeader h;
-    std::memcpy(&h, sq_mem_.p + ((bu * 32) & (sq_mem_.size - 1)), sizeof(h));
+    std::memcpy(&h, txq_.sq_ring() + ((bu * 32) & txq_.sq_ring_mask()), sizeof(h));
     return h;
   }
   hw::TxShortOob oob_at(uint32_t bu) const {
     hw::TxShortOob o;
-    std::memcpy(&o, sq_mem_.p + ((bu * 32 + 8) & (sq_mem_.size - 1)), sizeof(o));
+    std::memcpy(&o, txq_.sq_ring() + ((bu * 32 + 8) & txq_.sq_ring_mask()), sizeof(o));
     return o;
   }
   void complete(uint32_t type) {
@@ -124,10 +99,6 @@ class TxBurstTest : public mana_test::FakePort {
     return burst(&q_, pkts.data(), static_cast<uint16_t>(pkts.size()));
   }
 
-  mana_test::AlignedMemory sq_mem_{4096};
-  FakeCq cq_{kRing};
-  TxDesc descs_[kRing] = {};
-  TxQueue q_{};
   eth_tx_burst_t plain_ = select_tx_burst(0);
 };
 
@@ -253,7 +224,7 @@ TEST_F(TxBurstTest, VlanInsertUsesTheLongOob) {
   EXPECT_EQ(header_at(0).oob_bytes(), 24u);
   EXPECT_EQ(hw::TxShortOob::Format::get(oob_at(0).dw0), 1u);
   uint32_t dw2;
-  std::memcpy(&dw2, sq_mem_.p + 16, 4);
+  std::memcpy(&dw2, txq_.sq_ring() + 16, 4);
   EXPECT_EQ(hw::TxLongOob::InjectVlan::get(dw2), 1u);
   EXPECT_EQ(hw::TxLongOob::Pcp::get(dw2), 5u);
   EXPECT_EQ(hw::TxLongOob::Vid::get(dw2), 0x064u);
@@ -276,7 +247,7 @@ TEST_F(TxBurstTest, LongVportOffsetMakesEveryWqeLong) {
     EXPECT_EQ(hw::TxShortOob::Format::get(oob_at(bu).dw0), 1u) << bu;
     EXPECT_EQ(hw::TxShortOob::VportOffset::get(oob_at(bu).dw1), 0u) << bu;
     uint32_t dw3;
-    std::memcpy(&dw3, sq_mem_.p + bu * 32 + 8 + 12, 4);
+    std::memcpy(&dw3, txq_.sq_ring() + bu * 32 + 8 + 12, 4);
     EXPECT_EQ(hw::TxLongOob::LongVportOffset::get(dw3), 300u) << bu;
   }
   // A VLAN tag on such a queue keeps the offset.
@@ -287,8 +258,8 @@ TEST_F(TxBurstTest, LongVportOffsetMakesEveryWqeLong) {
   std::vector<rte_mbuf*> one{tagged};
   ASSERT_EQ(tx(select_tx_burst(RTE_ETH_TX_OFFLOAD_VLAN_INSERT, true), one), 1);
   uint32_t dw2, dw3;
-  std::memcpy(&dw2, sq_mem_.p + 64 * 32 + 8 + 8, 4);
-  std::memcpy(&dw3, sq_mem_.p + 64 * 32 + 8 + 12, 4);
+  std::memcpy(&dw2, txq_.sq_ring() + 64 * 32 + 8 + 8, 4);
+  std::memcpy(&dw3, txq_.sq_ring() + 64 * 32 + 8 + 12, 4);
   EXPECT_EQ(hw::TxLongOob::Vid::get(dw2), 7u);
   EXPECT_EQ(hw::TxLongOob::LongVportOffset::get(dw3), 300u);
   for (size_t i = 32; i < pkts.size(); i++) rte_pktmbuf_free(pkts[i]);

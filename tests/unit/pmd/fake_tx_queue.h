@@ -1,0 +1,83 @@
+// A TX queue on fake rings (see fake_nic.h): an SQ of one 4 KiB page, its CQ written by the test as
+// the NIC, and the descriptor ring; and a test fixture with one such queue. Shared by the TX burst
+// unit test and the TX completion fuzz test.
+#pragma once
+
+#include <vector>
+
+#include "fake_port.h"
+#include "tx_oob.h"
+
+namespace mana_test {
+
+class FakeTxQueue {
+ public:
+  // `ring`: descriptors and CQ entries, a power of two.
+  FakeTxQueue(uint32_t ring, uint32_t sq_id, uint32_t cq_id)
+      : cq(ring), sq_id_(sq_id), cq_id_(cq_id), descs_(ring, mana::TxDesc{}) {}
+
+  void start(FakePortState& state) {
+    mana::gate_open(q.gate);
+    q.sq = mana::WorkQueue{sq_mem_.p,
+                           static_cast<uint32_t>(sq_mem_.size - 1),
+                           static_cast<uint32_t>(sq_mem_.size / mana::hw::kBasicUnit),
+                           0,
+                           0,
+                           sq_id_};
+    q.cq = cq.consumer(cq_id_);
+    q.descs = descs_.data();
+    q.desc_mask = static_cast<uint32_t>(descs_.size()) - 1;
+    q.oob = mana::make_tx_oob_template(cq_id_, sq_id_, 0);
+    q.max_sge = 15;
+    q.max_segs = 1;
+    q.port_id = kFakePortId;
+    q.priv = &state.priv;
+    mana::mr_queue_cache_reset(q.mr);
+  }
+  // Frees the mbufs of the descriptors not completed.
+  void stop() {
+    for (mana::TxDesc& d : descs_) {
+      if (d.mbuf) rte_pktmbuf_free(d.mbuf);
+      d.mbuf = nullptr;
+    }
+  }
+
+  // The NIC's view of the SQ.
+  const uint8_t* sq_ring() const { return sq_mem_.p; }
+  uint32_t sq_ring_mask() const { return static_cast<uint32_t>(sq_mem_.size - 1); }
+  uint32_t sq_id() const { return sq_id_; }
+  uint32_t cq_id() const { return cq_id_; }
+
+  mana::TxQueue q{};
+  FakeCq cq;
+
+ private:
+  AlignedMemory sq_mem_{4096};
+  uint32_t sq_id_;
+  uint32_t cq_id_;
+  std::vector<mana::TxDesc> descs_;
+};
+
+// A port with one started TX queue.
+class FakeTxPort : public FakePort {
+ public:
+  static constexpr uint32_t kRing = 64;
+  static constexpr uint32_t kSqId = 0x2345;
+  static constexpr uint32_t kCqId = 0x77;
+
+ protected:
+  void SetUp() override {
+    FakePort::SetUp();
+    txq_.start(state_);
+  }
+  void TearDown() override {
+    txq_.stop();
+    FakePort::TearDown();
+  }
+
+  FakeTxQueue txq_{kRing, kSqId, kCqId};
+  mana::TxQueue& q_ = txq_.q;
+  FakeCq& cq_ = txq_.cq;
+};
+
+}  // namespace mana_test
