@@ -100,14 +100,20 @@ struct TxDesc {
   uint16_t suppressed;  // posted with CQE suppression: completes with a later CQE
 };
 
+// The unit of a TX CQE's tx_wqe_offset as a queue has learnt it (doc/hardware.md §4.7).
+inline constexpr uint8_t kWqeOffsetUnknown = 0;
+inline constexpr uint8_t kWqeOffsetBu = 1;
+inline constexpr uint8_t kWqeOffsetBytes = 2;
+
 struct TxQueue {
   // data path
   WorkQueue sq;
   CompletionQueue cq;
   TxDesc* descs;
   uint32_t desc_mask;
-  uint32_t desc_head;  // free-running: next descriptor to post
-  uint32_t desc_tail;  // free-running: oldest descriptor not completed
+  uint32_t desc_head;       // free-running: next descriptor to post
+  uint32_t desc_tail;       // free-running: oldest descriptor not completed
+  uint8_t wqe_offset_unit;  // kWqeOffset*: learnt from okay CQEs, reset at start
   TxOobTemplate oob;
   uint32_t max_sge;
   uint32_t max_segs;  // segments a packet may have: max_sge with MULTI_SEGS, else 1
