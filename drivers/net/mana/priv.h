@@ -32,6 +32,10 @@ inline constexpr uint32_t kDescAlign = 64;
 inline constexpr uint32_t kDefaultDesc = 256;
 inline constexpr uint32_t kMaxRxQueues = hw::kRssTableSize;
 inline constexpr uint32_t kMinRxBufSize = 1024;
+// The vPort's MTU (no jumbo frames, doc/hardware.md §2.9) and the largest frame it delivers, as
+// ethdev counts it (header and CRC): every RX buffer must hold it, there is no scattered RX.
+inline constexpr uint32_t kMaxMtu = RTE_ETHER_MTU;
+inline constexpr uint32_t kMaxRxPktLen = kMaxMtu + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN;
 
 // Limits from ibv_query_device_ex at probe.
 struct DeviceCaps {
