@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Port configuration a user gets wrong is refused at once with one line that says what to change:
-RX buffers too small for the largest frame (no scattered RX), MTUs beyond the standard range; a
-standard MTU is taken (doc/guide.md, "RX buffers and MTU")."""
+RX buffers too small for the largest frame (no scattered RX), MTUs beyond the standard range,
+devargs however long; a standard MTU is taken; a second -a for the same device, which DPDK ignores,
+is named in a warning (doc/guide.md)."""
+
+import re
 
 import harness
 from harness import EMU_BDF, emu_mac, expect, testpmd_on_emu
@@ -40,6 +43,31 @@ def test_mtu_within_the_standard_range_is_taken():
     expect(p.finish() == 0, "testpmd failed", p)
 
 
+def test_long_devargs_keep_their_hint():
+    """Through the real EAL: devargs of 300 and 400 characters still end in what is expected."""
+    nine = ",".join(f"mac=02:00:00:00:00:{i:02x}" for i in range(9))
+    for args, hint in ((f"mac={'z' * 300}", r"\(300 characters\) in mac= devargs: expected xx:xx"),
+                       (f"{nine},{'x' * 200}", r"characters\): the only key is mac=<mac_addr>")):
+        p = testpmd_on_emu(["--ports", "1"], "mana-txclog-longargs", ["--stats-period", "1"],
+                           eal_extra=["-a", f"{EMU_BDF},{args}"])
+        p.wait_for(hint)
+        p.stop()
+
+
+def test_second_allow_entry_for_a_device_is_named():
+    """testpmd -a <bdf>,mac=A -a <bdf>,mac=B: DPDK probes with the first only; the warning names
+    the second's mac= and the single -a that works, and the first still applies."""
+    first, second = emu_mac(0), emu_mac(1)
+    p = testpmd_on_emu(["--ports", "2"], "mana-txclog-dup", ["--stats-period", "1"],
+                       eal_extra=["-a", f"{EMU_BDF},mac={first}", "-a", f"{EMU_BDF},mac={second}"])
+    p.wait_for(r"second -a for this device is ignored.*" + re.escape(f"'mac={second}'") +
+               r".*-a " + re.escape(EMU_BDF) + r",mac=<mac1>,mac=<mac2>")
+    p.wait_for(rf"Port 0: {first.upper()}")
+    expect(p.stop() == 0, "testpmd failed", p)
+    expect(second.upper() not in p.output(), "the ignored -a's port was probed", p)
+
+
 if __name__ == "__main__":
     harness.main([test_rx_buffer_smaller_than_a_frame_is_refused_with_the_size,
-                  test_mtu_within_the_standard_range_is_taken])
+                  test_mtu_within_the_standard_range_is_taken, test_long_devargs_keep_their_hint,
+                  test_second_allow_entry_for_a_device_is_named])
