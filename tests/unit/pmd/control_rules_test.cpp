@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include <ethdev_driver.h>
 #include <gtest/gtest.h>
@@ -162,17 +163,10 @@ TEST_F(ControlRulesTest, ProviderLimitCapsTheDescriptorLimit) {
 TEST_F(ControlRulesTest, VportBusyHintForEnodevAndEbusy) {
   snprintf(priv_.ifname, sizeof(priv_.ifname), "eth7");
   for (int err : {ENODEV, EBUSY, EINVAL}) {
-    char* text = nullptr;
-    size_t size = 0;
-    FILE* log = open_memstream(&text, &size);
-    ASSERT_NE(log, nullptr);
-    ASSERT_EQ(rte_openlog_stream(log), 0);
-    EXPECT_EQ(log_queue_create_error(priv_, "TX queue 0 QP", err), -err);
-    rte_openlog_stream(nullptr);
-    fclose(log);
-    const bool hint = std::strstr(text, "ip link set eth7 down") != nullptr;
+    const std::string text =
+        logged([&] { EXPECT_EQ(log_queue_create_error(priv_, "TX queue 0 QP", err), -err); });
+    const bool hint = text.find("ip link set eth7 down") != std::string::npos;
     EXPECT_EQ(hint, err != EINVAL) << err << ": " << text;
-    free(text);
   }
 }
 
