@@ -102,6 +102,7 @@ struct TxDesc {
   rte_mbuf* mbuf;
   uint16_t bu;          // basic units of its WQE
   uint16_t suppressed;  // posted with CQE suppression: completes with a later CQE
+  uint32_t start_bu;    // where its WQE starts (free-running basic units)
 };
 
 // The unit of a TX CQE's tx_wqe_offset as a queue has learnt it (doc/hardware.md §4.7).

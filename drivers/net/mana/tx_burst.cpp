@@ -74,6 +74,7 @@ uint16_t tx_burst(void* queue, rte_mbuf** pkts, uint16_t nb_pkts) {
       oob.s = hw::TxShortOob{q.oob.dw0, q.oob.dw1};
     }
     set_tx_suppress(oob.s, true);
+    const uint32_t start_bu = q.sq.head_bu;
     if (long_oob) {
       oob.l = hw::TxLongOob{0, q.oob.long_dw3, 0, 0};
       if (vlan) {
@@ -84,7 +85,7 @@ uint16_t tx_burst(void* queue, rte_mbuf** pkts, uint16_t nb_pkts) {
     } else {
       last_oob = post_wqe(q.sq, &oob.s, hw::kShortOobSize, sgl, nseg);
     }
-    q.descs[q.desc_head & q.desc_mask] = TxDesc{m, static_cast<uint16_t>(bu), 1};
+    q.descs[q.desc_head & q.desc_mask] = TxDesc{m, static_cast<uint16_t>(bu), 1, start_bu};
     q.desc_head++;
     bytes += m->pkt_len;
   }

@@ -24,6 +24,10 @@ unsigned tx_error_kind(uint32_t type) {
 // 0 if no outstanding WQE starts there.
 uint32_t descs_through(const TxQueue& q, uint32_t bu) {
   const uint32_t dist = (bu - q.sq.tail_bu) & (q.sq.size_mask >> 5);
+  // One-BU WQEs (short OOB, one segment: the common case): the WQE `dist` BUs on is the `dist`th.
+  if (dist < q.desc_head - q.desc_tail &&
+      q.descs[(q.desc_tail + dist) & q.desc_mask].start_bu == q.sq.tail_bu + dist)
+    return dist + 1;
   uint32_t at = 0;
   for (uint32_t i = q.desc_tail, n = 1; i != q.desc_head && at <= dist; i++, n++) {
     if (at == dist) return n;

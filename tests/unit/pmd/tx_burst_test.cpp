@@ -228,6 +228,22 @@ TEST_P(TxErrorAtBurstEnd, NoDescriptorStaysHeldOverManyLaps) {
   EXPECT_EQ(q_.desc_tail, q_.desc_head);
 }
 
+TEST_P(TxErrorAtBurstEnd, WqesOfSeveralBasicUnits) {
+  // Two segments: 2-BU WQEs, so the WQE named is found by walking the sizes.
+  const unsigned used = in_use();
+  const eth_tx_burst_t multi = select_tx_burst(RTE_ETH_TX_OFFLOAD_MULTI_SEGS);
+  std::vector<rte_mbuf*> pkts{packet(64, 2), packet(64, 2), packet(64, 2)};
+  ASSERT_EQ(tx(multi, pkts), 3);
+  complete(hw::kCqeTxOkay, field(4));  // learns the unit
+  EXPECT_EQ(tx_reclaim(q_), 3u);
+  std::vector<rte_mbuf*> more{packet(64, 2), packet(64, 2), packet(64, 2)};
+  ASSERT_EQ(tx(multi, more), 3);
+  complete(hw::kCqeTxSaDrop, field(8));   // the second WQE of the burst
+  complete(hw::kCqeTxSaDrop, field(10));  // and the last
+  EXPECT_EQ(tx_reclaim(q_), 3u);
+  EXPECT_EQ(in_use(), used);
+}
+
 INSTANTIATE_TEST_SUITE_P(Unit, TxErrorAtBurstEnd, ::testing::Values(1u, 32u),
                          [](const auto& info) { return info.param == 1 ? "BasicUnits" : "Bytes"; });
 
