@@ -82,9 +82,12 @@ struct Bench {
         e.dw[15] = hw::Cqe::WqNum::set(0, kRqId);
       });
   }
+  // The batch's CQE names its last WQE (one basic unit each) in tx_wqe_offset, as the NIC does.
   void nic_tx_done() {
-    tx_cq.produce([](hw::Cqe& e) {
+    const uint32_t last_wqe_bu = txq.sq.head_bu - 1;
+    tx_cq.produce([&](hw::Cqe& e) {
       e.dw[0] = hw::Cqe::ClientType::set(hw::kCqeTxOkay, hw::kClientTypeCompletion);
+      e.dw[hw::Cqe::kTxWqeOffsetDword] = hw::Cqe::TxWqeOffset::set(0, last_wqe_bu);
       e.dw[15] = hw::Cqe::IsSq::set(hw::Cqe::WqNum::set(0, kSqId), 1);
     });
   }

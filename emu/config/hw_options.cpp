@@ -107,6 +107,16 @@ constexpr HwOption kOptions[] = {
     {"single-queue-hash", "on|off",
      [](std::string_view v, HwBehaviour* hw) { return on_off(v, &hw->single_queue_hash); },
      [](const HwBehaviour& hw) { return on_off(hw.single_queue_hash); }},
+    {"tx-wqe-offset", "bu|bytes",
+     [](std::string_view v, HwBehaviour* hw) {
+       using U = HwBehaviour::TxWqeOffset;
+       if (v != "bu" && v != "bytes") return false;
+       hw->tx_wqe_offset = v == "bytes" ? U::kBytes : U::kBasicUnits;
+       return true;
+     },
+     [](const HwBehaviour& hw) {
+       return std::string(hw.tx_wqe_offset == HwBehaviour::TxWqeOffset::kBytes ? "bytes" : "bu");
+     }},
 };
 
 std::string keys() {
@@ -173,6 +183,7 @@ bool apply_profile(std::string_view name, EmuConfig* config, bool* coalesce, std
       hw.vport_offset = 300;
       hw.rx_oversize = HwBehaviour::RxOversize::kTruncate;
       hw.single_queue_hash = false;
+      hw.tx_wqe_offset = HwBehaviour::TxWqeOffset::kBytes;
     }
   } else {
     *error = "unknown profile " + quote_for_error(name) + " (known: " + profile_names() + ")";

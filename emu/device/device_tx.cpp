@@ -154,7 +154,10 @@ CqeStatus DeviceImpl::check_and_send(Sq& sq, const WqeView& w) {
 void DeviceImpl::complete_tx(Sq& sq, const WqeView& w, CqeStatus status) {
   hw::Cqe cqe{};
   cqe.dw[0] = cqe_header(status);
-  cqe.dw[hw::Cqe::kTxWqeOffsetDword] = hw::Cqe::TxWqeOffset::set(0, w.offset_bu);
+  // tx_wqe_offset: where the SQ has got to, in the unit of hw tx-wqe-offset (doc/hardware.md §4.7).
+  const bool bytes = config_.hw.tx_wqe_offset == HwBehaviour::TxWqeOffset::kBytes;
+  const uint32_t offset = bytes ? w.offset_bu * hw::kBasicUnit : w.offset_bu;
+  cqe.dw[hw::Cqe::kTxWqeOffsetDword] = hw::Cqe::TxWqeOffset::set(0, offset);
   cq_post(*sq.cq, cqe, sq.id, true);
   ++sq.counters.cqes;
   if (status.type != hw::kCqeTxOkay) ++sq.counters.error_cqes;

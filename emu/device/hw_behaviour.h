@@ -17,6 +17,9 @@ struct HwBehaviour {
   enum class CqDoorbellRule : uint8_t { kOff, kStall, kError };
   // RX frames longer than the vPort MTU allows.
   enum class RxOversize : uint8_t { kDrop, kTruncate, kDeliver };
+  // The unit of a TX CQE's tx_wqe_offset: the WQE's position in basic units (as mana_ib compares
+  // it), or in bytes (as the RX CQE's rx_wqe_offset is).
+  enum class TxWqeOffset : uint8_t { kBasicUnits, kBytes };
 
   // An RSS QP needs a raw QP on the same PD and port first (EINVAL otherwise): the raw QP is what
   // configures the vPort in recent kernels.
@@ -43,6 +46,7 @@ struct HwBehaviour {
   // A one-entry indirection table still hashes (true) or the kernel disables RSS for it, so CQEs
   // carry no hash type (false).
   bool single_queue_hash = false;
+  TxWqeOffset tx_wqe_offset = TxWqeOffset::kBasicUnits;
 };
 
 }  // namespace mana::emu

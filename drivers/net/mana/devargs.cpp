@@ -5,7 +5,11 @@
 #include <cstdio>
 #include <cstring>
 
+#include <rte_devargs.h>
 #include <rte_kvargs.h>
+#include <rte_pci.h>
+
+#include "mana_log.h"
 
 namespace mana {
 namespace {
@@ -99,6 +103,28 @@ int parse_devargs(const char* args, Devargs& out, char* error, size_t error_len)
     return -EINVAL;
   }
   return 0;
+}
+
+unsigned warn_ignored_allow_entries(const char* dev_name, const rte_pci_addr& addr,
+                                    const rte_devargs* used) {
+  unsigned ignored = 0;
+  const rte_devargs* da = nullptr;
+  while ((da = rte_devargs_next("pci", da)) != nullptr) {
+    rte_pci_addr other;
+    if (da == used || da->type == RTE_DEVTYPE_BLOCKED ||
+        rte_pci_addr_parse(da->name, &other) != 0 || rte_pci_addr_cmp(&other, &addr) != 0)
+      continue;
+    char ignored_args[kQuotedSize];
+    char used_args[kQuotedSize];
+    quote(da->args ? da->args : "", ignored_args, sizeof(ignored_args));
+    quote(used && used->args ? used->args : "", used_args, sizeof(used_args));
+    MANA_INIT_LOG(WARNING,
+                  "%s: a second -a for this device is ignored: DPDK applies only the first (%s), "
+                  "not %s: give all devargs in one -a (e.g. -a %s,mac=<mac1>,mac=<mac2>)",
+                  dev_name, used_args, ignored_args, dev_name);
+    ignored++;
+  }
+  return ignored;
 }
 
 }  // namespace mana

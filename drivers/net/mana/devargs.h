@@ -5,6 +5,9 @@
 
 #include <rte_ether.h>
 
+struct rte_devargs;
+struct rte_pci_addr;
+
 namespace mana {
 
 inline constexpr unsigned kMaxMacDevargs = 8;
@@ -21,5 +24,11 @@ struct Devargs {
 // Parses `args` (may be null or empty). Returns 0, or -EINVAL with the reason in `error` (one line
 // that says what to change).
 int parse_devargs(const char* args, Devargs& out, char* error, size_t error_len);
+
+// DPDK's EAL keeps every -a entry, but the PCI bus gives a device only the first one that names
+// it (`used`); later ones for the same address are silently ignored. Logs one warning per ignored
+// entry, naming its arguments and the fix; returns how many there were.
+unsigned warn_ignored_allow_entries(const char* dev_name, const rte_pci_addr& addr,
+                                    const rte_devargs* used);
 
 }  // namespace mana

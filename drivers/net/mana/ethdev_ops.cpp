@@ -13,6 +13,7 @@
 #include "burst.h"
 #include "mana_log.h"
 #include "mp.h"
+#include "mtu.h"
 #include "priv.h"
 #include "rss.h"
 #include "rx_cqe.h"
@@ -29,7 +30,6 @@ constexpr uint64_t kRxOffloads =
 constexpr uint64_t kTxOffloads = RTE_ETH_TX_OFFLOAD_MULTI_SEGS | RTE_ETH_TX_OFFLOAD_IPV4_CKSUM |
                                  RTE_ETH_TX_OFFLOAD_TCP_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM |
                                  RTE_ETH_TX_OFFLOAD_VLAN_INSERT;
-constexpr uint32_t kMtu = 1500;
 constexpr uint32_t kDefaultBurst = 32;
 
 uint32_t max_rx_queues(const DeviceCaps& caps) { return RTE_MIN(caps.max_qp, kMaxRxQueues); }
@@ -87,9 +87,9 @@ int dev_infos_get(rte_eth_dev* dev, rte_eth_dev_info* info) {
   info->max_rx_queues = static_cast<uint16_t>(max_rx_queues(caps));
   info->max_tx_queues = static_cast<uint16_t>(max_tx_queues(caps));
   info->min_rx_bufsize = kMinRxBufSize;
-  info->max_rx_pktlen = kMtu + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN;
+  info->max_rx_pktlen = kMaxRxPktLen;
   info->min_mtu = RTE_ETHER_MIN_MTU;
-  info->max_mtu = kMtu;
+  info->max_mtu = kMaxMtu;
   info->max_mac_addrs = 1;
   info->rx_offload_capa = kRxOffloads;
   info->tx_offload_capa = kTxOffloads;
@@ -252,6 +252,7 @@ const eth_dev_ops kPrimaryOps = [] {
   o.tx_queue_setup = tx_queue_setup;
   o.tx_queue_release = tx_queue_release;
   o.tx_done_cleanup = tx_done_cleanup;
+  o.mtu_set = mtu_set;
   o.reta_query = reta_query;
   o.rss_hash_update = rss_hash_update;
   o.rss_hash_conf_get = rss_hash_conf_get;

@@ -33,6 +33,10 @@ inline constexpr uint32_t kDescAlign = 64;
 inline constexpr uint32_t kDefaultDesc = 256;
 inline constexpr uint32_t kMaxRxQueues = hw::kRssTableSize;
 inline constexpr uint32_t kMinRxBufSize = 1024;
+// The vPort's MTU (no jumbo frames, doc/hardware.md §2.9) and the largest frame it delivers, as
+// ethdev counts it (header and CRC): every RX buffer must hold it, there is no scattered RX.
+inline constexpr uint32_t kMaxMtu = RTE_ETHER_MTU;
+inline constexpr uint32_t kMaxRxPktLen = kMaxMtu + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN;
 
 // Limits from ibv_query_device_ex at probe.
 struct DeviceCaps {
@@ -106,7 +110,13 @@ struct TxDesc {
   rte_mbuf* mbuf;
   uint16_t bu;          // basic units of its WQE
   uint16_t suppressed;  // posted with CQE suppression: completes with a later CQE
+  uint32_t start_bu;    // where its WQE starts (free-running basic units)
 };
+
+// The unit of a TX CQE's tx_wqe_offset as a queue has learnt it (doc/hardware.md §4.7).
+inline constexpr uint8_t kWqeOffsetUnknown = 0;
+inline constexpr uint8_t kWqeOffsetBu = 1;
+inline constexpr uint8_t kWqeOffsetBytes = 2;
 
 struct TxQueue {
   // data path
@@ -115,8 +125,9 @@ struct TxQueue {
   CompletionQueue cq;
   TxDesc* descs;
   uint32_t desc_mask;
-  uint32_t desc_head;  // free-running: next descriptor to post
-  uint32_t desc_tail;  // free-running: oldest descriptor not completed
+  uint32_t desc_head;       // free-running: next descriptor to post
+  uint32_t desc_tail;       // free-running: oldest descriptor not completed
+  uint8_t wqe_offset_unit;  // kWqeOffset*: learnt from okay CQEs, reset at start
   TxOobTemplate oob;
   uint32_t max_sge;
   uint32_t max_segs;  // segments a packet may have: max_sge with MULTI_SEGS, else 1

@@ -298,6 +298,7 @@ int probe_pci_device(rte_pci_device* pci) {
     MANA_INIT_LOG(ERR, "%s: %s", pci->name, error);
     return rc;
   }
+  warn_ignored_allow_entries(pci->name, pci->addr, pci->device.devargs);
   if (rte_eal_process_type() != RTE_PROC_PRIMARY) return probe_function(pci, devargs, false);
   if (int rc = mp_init_primary(); rc != 0) return rc;
   const int rc = probe_function(pci, devargs, true);

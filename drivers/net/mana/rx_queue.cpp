@@ -155,10 +155,17 @@ int rx_queue_setup(rte_eth_dev* dev, uint16_t idx, uint16_t nb_desc, unsigned so
     MANA_DRV_LOG(ERR, "port %u RX queue %u: deferred start is not supported", priv->port_id, idx);
     return -EINVAL;
   }
+  // One buffer per frame (no scattered RX): it must hold the largest frame the vPort delivers,
+  // whatever MTU the application set (the vPort's own MTU stays, doc/guide.md "MTU").
   const uint32_t data_room = rte_pktmbuf_data_room_size(mp);
-  if (data_room < RTE_PKTMBUF_HEADROOM + kMinRxBufSize) {
-    MANA_DRV_LOG(ERR, "port %u RX queue %u: mempool %s has %u bytes of data room: need at least %u",
-                 priv->port_id, idx, mp->name, data_room, RTE_PKTMBUF_HEADROOM + kMinRxBufSize);
+  const uint32_t needed = RTE_PKTMBUF_HEADROOM + RTE_MAX(kMinRxBufSize, kMaxRxPktLen);
+  if (data_room < needed) {
+    MANA_DRV_LOG(ERR,
+                 "port %u RX queue %u: mempool %s has %u bytes of data room, frames need %u "
+                 "(max_rx_pktlen %u + headroom %u; no scattered RX): create the pool with a data "
+                 "room of at least %u (testpmd: --mbuf-size=%u)",
+                 priv->port_id, idx, mp->name, data_room, needed, kMaxRxPktLen,
+                 RTE_PKTMBUF_HEADROOM, needed, needed);
     return -EINVAL;
   }
   const int sock =

@@ -12,28 +12,6 @@
 namespace mana {
 namespace {
 
-constexpr unsigned kFreeBatch = 64;
-
-unsigned tx_error_kind(uint32_t type) {
-  if (type >= hw::kCqeTxSaDrop && type <= hw::kCqeTxVlanTaggingViolation)
-    return type - hw::kCqeTxSaDrop;
-  return kTxCqeErrorKinds - 1;
-}
-
-// Completes the oldest descriptor; its mbuf goes to the free batch.
-inline void complete_one(TxQueue& q, rte_mbuf** batch, unsigned* nb, bool* suppressed) {
-  TxDesc& d = q.descs[q.desc_tail & q.desc_mask];
-  q.sq.tail_bu += d.bu;
-  q.desc_tail++;
-  *suppressed = d.suppressed;
-  batch[(*nb)++] = d.mbuf;
-  d.mbuf = nullptr;
-  if (*nb == kFreeBatch) {
-    rte_pktmbuf_free_bulk(batch, *nb);
-    *nb = 0;
-  }
-}
-
 // The mempool whose memory holds the segment's data (for registration on a cache miss).
 inline rte_mempool* data_pool(const rte_mbuf* seg) {
   if (RTE_MBUF_DIRECT(seg)) return seg->pool;
@@ -94,6 +72,7 @@ uint16_t tx_burst_inside(TxQueue& q, const ProcessPrivate& pp, rte_mbuf** pkts, 
       oob.s = hw::TxShortOob{q.oob.dw0, q.oob.dw1};
     }
     set_tx_suppress(oob.s, true);
+    const uint32_t start_bu = q.sq.head_bu;
     if (long_oob) {
       oob.l = hw::TxLongOob{0, q.oob.long_dw3, 0, 0};
       if (vlan) {
@@ -104,7 +83,7 @@ uint16_t tx_burst_inside(TxQueue& q, const ProcessPrivate& pp, rte_mbuf** pkts, 
     } else {
       last_oob = post_wqe(q.sq, &oob.s, hw::kShortOobSize, sgl, nseg);
     }
-    q.descs[q.desc_head & q.desc_mask] = TxDesc{m, static_cast<uint16_t>(bu), 1};
+    q.descs[q.desc_head & q.desc_mask] = TxDesc{m, static_cast<uint16_t>(bu), 1, start_bu};
     q.desc_head++;
     bytes += m->pkt_len;
   }
@@ -135,37 +114,6 @@ uint16_t tx_burst(void* queue, rte_mbuf** pkts, uint16_t nb_pkts) {
 }
 
 }  // namespace
-
-// An okay CQE completes every descriptor up to and including the next unsuppressed one; an error
-// CQE (also produced for a failed suppressed WQE) completes the oldest descriptor.
-uint32_t tx_reclaim(TxQueue& q) {
-  rte_mbuf* batch[kFreeBatch];
-  unsigned nb = 0;
-  uint32_t completed = 0;
-  const hw::Cqe* cqe;
-  while (cq_peek(q.cq, &cqe) == CqPoll::kValid) {
-    const uint32_t type = cqe->type();
-    q.cq.head++;
-    bool suppressed = false;
-    if (type == hw::kCqeTxOkay) {
-      do {
-        if (q.desc_tail == q.desc_head) break;
-        complete_one(q, batch, &nb, &suppressed);
-        completed++;
-      } while (suppressed);
-    } else {
-      q.stats.errors++;
-      q.stats.cqe_errors[tx_error_kind(type)]++;
-      if (q.desc_tail != q.desc_head) {
-        complete_one(q, batch, &nb, &suppressed);
-        completed++;
-      }
-    }
-  }
-  if (nb != 0) rte_pktmbuf_free_bulk(batch, nb);
-  if (cq_doorbell_due(q.cq)) ring_cq_doorbell(process_private_of(q.port_id).db_page, q.cq, false);
-  return completed;
-}
 
 uint16_t tx_burst_stopped(void*, rte_mbuf**, uint16_t) { return 0; }
 

@@ -78,6 +78,7 @@ int create_queue(PortPriv& priv, TxQueue& q) {
   }
   q.oob = make_tx_oob_template(cq.cq_id, qp.sq_id, qp.tx_vp_offset);
   q.desc_head = q.desc_tail = 0;
+  q.wqe_offset_unit = kWqeOffsetUnknown;
   priv.db_page = qp.db_page;
   return 0;
 }

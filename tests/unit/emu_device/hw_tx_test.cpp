@@ -200,7 +200,8 @@ TEST_F(HwTxChecksum, ATagInTheDataMovesL3AndInsertionDoesNot) {
 
 class HwFaultPlacement : public ::testing::Test {
  protected:
-  Driver d{test_config(1)};
+  explicit HwFaultPlacement(VfConfig config = test_config(1)) : d(config) {}
+  Driver d;
   TxQueue tx{d, 1};
   void inject(bool is_tx, uint32_t count, uint32_t skip, uint32_t every, uint32_t type) {
     Fault f;
@@ -223,14 +224,34 @@ class HwFaultPlacement : public ::testing::Test {
     tx.doorbell();
     d.dev().poll();
     std::vector<std::pair<uint32_t, uint32_t>> out;
+    const bool bytes = d.dev().config().hw.tx_wqe_offset == HwBehaviour::TxWqeOffset::kBytes;
     while (const hw::Cqe* c = tx.cq.next()) {
-      const uint32_t wqe_bu = hw::Cqe::TxWqeOffset::get(c->dw[hw::Cqe::kTxWqeOffsetDword]);
-      out.emplace_back(wqe_bu - first, c->type());  // one BU per WQE
+      const uint32_t field = hw::Cqe::TxWqeOffset::get(c->dw[hw::Cqe::kTxWqeOffsetDword]);
+      out.emplace_back((bytes ? field / 32 : field) - first, c->type());  // one BU per WQE
+      raw_offsets.push_back(field);
     }
     return out;
   }
   using Completions = std::vector<std::pair<uint32_t, uint32_t>>;
+  std::vector<uint32_t> raw_offsets;  // tx_wqe_offset of every CQE so far
 };
+
+// hw tx-wqe-offset=bytes: the same completions, the WQE named by its byte offset.
+class HwFaultPlacementBytes : public HwFaultPlacement {
+ protected:
+  static VfConfig bytes_config() {
+    VfConfig c = test_config(1);
+    c.hw.tx_wqe_offset = HwBehaviour::TxWqeOffset::kBytes;
+    return c;
+  }
+  HwFaultPlacementBytes() : HwFaultPlacement(bytes_config()) {}
+};
+
+TEST_F(HwFaultPlacementBytes, ErrorAndOkayCqesNameTheirWqeInBytes) {
+  inject(true, 1, 3, 1, hw::kCqeTxMtuDrop);
+  EXPECT_EQ(burst(8), (Completions{{3, hw::kCqeTxMtuDrop}, {7, hw::kCqeTxOkay}}));
+  EXPECT_EQ(raw_offsets, (std::vector<uint32_t>{3 * 32, 7 * 32}));
+}
 
 TEST_F(HwFaultPlacement, TheLastWqeOfASuppressedBurst) {
   inject(true, 1, 7, 1, hw::kCqeTxInvalidOob);

@@ -4,11 +4,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include <ethdev_driver.h>
 #include <gtest/gtest.h>
 #include <infiniband/verbs.h>
 #include <rte_log.h>
+#include <rte_mbuf.h>
 
 #include "ethdev_ops.h"
 #include "priv.h"
@@ -32,6 +34,22 @@ class ControlRulesTest : public ::testing::Test {
     data_.nb_rx_queues = rxq;
     data_.nb_tx_queues = txq;
     return ops_->dev_configure(&dev_);
+  }
+
+  // Runs `call` with the driver's log going to a string; returns what it logged.
+  template <class Call>
+  std::string logged(Call call) {
+    char* text = nullptr;
+    size_t size = 0;
+    FILE* log = open_memstream(&text, &size);
+    EXPECT_NE(log, nullptr);
+    rte_openlog_stream(log);
+    call();
+    rte_openlog_stream(nullptr);
+    fclose(log);
+    std::string out(text);
+    free(text);
+    return out;
   }
 
   PortPriv priv_{};
@@ -145,17 +163,56 @@ TEST_F(ControlRulesTest, ProviderLimitCapsTheDescriptorLimit) {
 TEST_F(ControlRulesTest, VportBusyHintForEnodevAndEbusy) {
   snprintf(priv_.ifname, sizeof(priv_.ifname), "eth7");
   for (int err : {ENODEV, EBUSY, EINVAL}) {
-    char* text = nullptr;
-    size_t size = 0;
-    FILE* log = open_memstream(&text, &size);
-    ASSERT_NE(log, nullptr);
-    ASSERT_EQ(rte_openlog_stream(log), 0);
-    EXPECT_EQ(log_queue_create_error(priv_, "TX queue 0 QP", err), -err);
-    rte_openlog_stream(nullptr);
-    fclose(log);
-    const bool hint = std::strstr(text, "ip link set eth7 down") != nullptr;
+    const std::string text =
+        logged([&] { EXPECT_EQ(log_queue_create_error(priv_, "TX queue 0 QP", err), -err); });
+    const bool hint = text.find("ip link set eth7 down") != std::string::npos;
     EXPECT_EQ(hint, err != EINVAL) << err << ": " << text;
-    free(text);
+  }
+}
+
+// A mempool header with its pktmbuf private data, enough for rte_pktmbuf_data_room_size.
+struct FakePktmbufPool {
+  explicit FakePktmbufPool(uint16_t data_room) {
+    mp->cache_size = 0;
+    mp->private_data_size = sizeof(rte_pktmbuf_pool_private);
+    snprintf(mp->name, sizeof(mp->name), "small_pool");
+    auto* priv = static_cast<rte_pktmbuf_pool_private*>(rte_mempool_get_priv(mp));
+    priv->mbuf_data_room_size = data_room;
+  }
+  alignas(RTE_CACHE_LINE_SIZE) uint8_t mem[sizeof(rte_mempool) + 256] = {};
+  rte_mempool* mp = reinterpret_cast<rte_mempool*>(mem);
+};
+
+// No scattered RX: a buffer smaller than the largest frame (max_rx_pktlen 1518 + headroom) is
+// refused at setup, with the size it needs, instead of every larger frame being dropped later.
+TEST_F(ControlRulesTest, RxBufferSmallerThanTheLargestFrameIsRefused) {
+  const uint32_t needed = RTE_PKTMBUF_HEADROOM + 1518;
+  rte_eth_rxconf conf{};
+  for (uint16_t room : {uint16_t{1200}, static_cast<uint16_t>(needed - 1)}) {
+    FakePktmbufPool pool(room);
+    int rc = 0;
+    const std::string log =
+        logged([&] { rc = ops_->rx_queue_setup(&dev_, 0, 256, 0, &conf, pool.mp); });
+    EXPECT_EQ(rc, -EINVAL) << room;
+    EXPECT_NE(log.find("--mbuf-size=" + std::to_string(needed)), std::string::npos) << log;
+    EXPECT_NE(log.find("max_rx_pktlen 1518"), std::string::npos) << log;
+    EXPECT_EQ(data_.rx_queues, nullptr);
+  }
+}
+
+// Standard MTUs only (no jumbo frames): any value in [min_mtu, max_mtu] is taken, others refused
+// with the range.
+TEST_F(ControlRulesTest, MtuSetTakesStandardMtus) {
+  ASSERT_NE(ops_->mtu_set, nullptr);
+  rte_eth_dev_info info{};
+  ASSERT_EQ(ops_->dev_infos_get(&dev_, &info), 0);
+  for (uint16_t mtu : {info.min_mtu, uint16_t{1000}, info.max_mtu})
+    EXPECT_EQ(ops_->mtu_set(&dev_, mtu), 0);
+  for (uint16_t mtu : {uint16_t(info.min_mtu - 1), uint16_t(info.max_mtu + 1), uint16_t{9000}}) {
+    int rc = 0;
+    const std::string log = logged([&] { rc = ops_->mtu_set(&dev_, mtu); });
+    EXPECT_EQ(rc, -EINVAL) << mtu;
+    EXPECT_NE(log.find("68..1500"), std::string::npos) << log;
   }
 }
 

@@ -1,9 +1,15 @@
 #include "devargs.h"
 
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 
+#include <bus_pci_driver.h>
 #include <gtest/gtest.h>
+#include <rte_devargs.h>
+#include <rte_log.h>
+#include <rte_pci.h>
 
 namespace {
 
@@ -83,6 +89,44 @@ TEST(Devargs, DuplicateMacRejected) {
   Parsed p = parse("mac=00:0d:3a:76:3b:d0,mac=00:0D:3A:76:3B:D0");
   EXPECT_EQ(p.rc, -EINVAL);
   EXPECT_NE(p.error.find("twice"), std::string::npos) << p.error;
+}
+
+// Two -a for one PCI address: the bus gives the driver the first; the second's arguments are named
+// in a warning instead of vanishing. Another device's entry is not a duplicate.
+TEST(Devargs, SecondAllowEntryForTheSameDeviceIsNamed) {
+  // Links the PCI bus library, whose constructor registers the bus that parses PCI addresses.
+  void (*volatile link_pci_bus)(rte_pci_driver*) = rte_pci_register;
+  ASSERT_NE(link_pci_bus, nullptr);
+  for (const char* entry :
+       {"7870:00:00.0,mac=00:0d:3a:00:00:01", "7870:00:00.0,mac=00:0d:3a:00:00:02",
+        "0001:00:02.0,mac=00:0d:3a:00:00:03"})
+    ASSERT_EQ(rte_devargs_add(RTE_DEVTYPE_ALLOWED, entry), 0) << entry;
+  const rte_devargs* first = rte_devargs_next("pci", nullptr);
+  ASSERT_NE(first, nullptr);
+  const rte_devargs* other = rte_devargs_next("pci", rte_devargs_next("pci", first));
+  ASSERT_NE(other, nullptr);
+  rte_pci_addr dup{}, single{};
+  ASSERT_EQ(rte_pci_addr_parse("7870:00:00.0", &dup), 0);
+  ASSERT_EQ(rte_pci_addr_parse("0001:00:02.0", &single), 0);
+
+  char* text = nullptr;
+  size_t size = 0;
+  FILE* log = open_memstream(&text, &size);
+  ASSERT_NE(log, nullptr);
+  rte_openlog_stream(log);
+  const unsigned warned = mana::warn_ignored_allow_entries("7870:00:00.0", dup, first);
+  const unsigned none = mana::warn_ignored_allow_entries("0001:00:02.0", single, other);
+  rte_openlog_stream(nullptr);
+  fclose(log);
+  const std::string logged(text);
+  free(text);
+  EXPECT_EQ(warned, 1u);
+  EXPECT_EQ(none, 0u);
+  EXPECT_NE(logged.find("'mac=00:0d:3a:00:00:02'"), std::string::npos) << logged;
+  EXPECT_NE(logged.find("-a 7870:00:00.0,mac=<mac1>,mac=<mac2>"), std::string::npos) << logged;
+  EXPECT_EQ(logged.find("00:03"), std::string::npos) << logged;
+
+  while (rte_devargs* da = rte_devargs_next("pci", nullptr)) rte_devargs_remove(da);
 }
 
 }  // namespace

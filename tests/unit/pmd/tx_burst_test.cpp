@@ -49,11 +49,21 @@ class TxBurstTest : public mana_test::FakeTxPort {
     std::memcpy(&o, txq_.sq_ring() + ((bu * 32 + 8) & txq_.sq_ring_mask()), sizeof(o));
     return o;
   }
-  void complete(uint32_t type) {
+  // A CQE whose tx_wqe_offset field holds `wqe_offset` (0 where a test does not care).
+  void complete(uint32_t type, uint32_t wqe_offset = 0) {
     cq_.produce([&](hw::Cqe& e) {
       e.dw[0] = hw::Cqe::ClientType::set(type, hw::kClientTypeCompletion);
+      e.dw[hw::Cqe::kTxWqeOffsetDword] = hw::Cqe::TxWqeOffset::set(0, wqe_offset);
       e.dw[15] = hw::Cqe::IsSq::set(hw::Cqe::WqNum::set(0, kSqId), 1);
     });
+  }
+  // Sends a burst of `n` one-BU packets; returns the BU position of its first WQE.
+  uint32_t burst_of(unsigned n) {
+    std::vector<rte_mbuf*> pkts;
+    for (unsigned i = 0; i < n; i++) pkts.push_back(packet());
+    const uint32_t first = q_.sq.head_bu;
+    EXPECT_EQ(tx(plain_, pkts), n);
+    return first;
   }
   // An IPv4/UDP or IPv6/TCP frame of `len` bytes with `l2` bytes of L2 header, offload flags set.
   rte_mbuf* l4_packet(bool v6, uint16_t len = 80, uint16_t l2 = 14) {
@@ -152,6 +162,95 @@ TEST_F(TxBurstTest, ErrorCqeOfASuppressedWqeIsCountedAndEverythingIsFreed) {
   EXPECT_EQ(q_.stats.errors, 1u);
   EXPECT_EQ(q_.stats.cqe_errors[hw::kCqeTxMtuDrop - hw::kCqeTxSaDrop], 1u);
   EXPECT_EQ(in_use(), used - 3);
+}
+
+// The NIC reports where the SQ got to in tx_wqe_offset (basic units or bytes: doc/hardware.md
+// §4.7); an error CQE for the last WQE of a burst is the only CQE of that burst.
+class TxErrorAtBurstEnd : public TxBurstTest, public ::testing::WithParamInterface<uint32_t> {
+ protected:
+  uint32_t field(uint32_t bu) const { return bu * GetParam(); }  // GetParam: bytes per unit
+};
+
+TEST_P(TxErrorAtBurstEnd, CompletesTheWholeBurst) {
+  const unsigned used = in_use();
+  uint32_t at = burst_of(4);
+  complete(hw::kCqeTxOkay, field(at + 3));
+  EXPECT_EQ(tx_reclaim(q_), 4u);
+  at = burst_of(4);
+  complete(hw::kCqeTxSaDrop, field(at + 3));  // the last (unsuppressed) WQE failed
+  EXPECT_EQ(tx_reclaim(q_), 4u);
+  EXPECT_EQ(in_use(), used);
+  EXPECT_EQ(q_.desc_tail, q_.desc_head);
+  EXPECT_EQ(q_.sq.tail_bu, q_.sq.head_bu);
+  EXPECT_EQ(q_.stats.errors, 1u);
+}
+
+TEST_P(TxErrorAtBurstEnd, ErrorsInTheMiddleAndAtTheEnd) {
+  const unsigned used = in_use();
+  const uint32_t at = burst_of(8);
+  complete(hw::kCqeTxMtuDrop, field(at + 3));
+  complete(hw::kCqeTxMtuDrop, field(at + 7));
+  EXPECT_EQ(tx_reclaim(q_), 8u);
+  EXPECT_EQ(in_use(), used);
+  EXPECT_EQ(q_.stats.errors, 2u);
+}
+
+TEST_P(TxErrorAtBurstEnd, FirstBurstOfTheQueueFailsAtItsEnd) {
+  // No okay CQE yet to learn the unit from: the reading that points into the burst decides.
+  const unsigned used = in_use();
+  burst_of(1);  // at ring position 0, where both readings agree
+  complete(hw::kCqeTxSaDrop, 0);
+  const uint32_t at = burst_of(5);  // its reclaim completes the first
+  complete(hw::kCqeTxSaDrop, field(at + 4));
+  EXPECT_EQ(tx_reclaim(q_), 5u);
+  EXPECT_EQ(in_use(), used);
+}
+
+TEST_P(TxErrorAtBurstEnd, NoDescriptorStaysHeldOverManyLaps) {
+  const unsigned used = in_use();
+  for (int lap = 0; lap < 40; lap++) {
+    const uint32_t at = burst_of(31);
+    if (lap % 3 == 1) complete(hw::kCqeTxSaDrop, field(at + 10));
+    complete(lap % 2 ? hw::kCqeTxSaDrop : hw::kCqeTxOkay, field(at + 30));
+    // Reclaimed at the next burst, as an application that keeps sending sees it.
+  }
+  tx_reclaim(q_);
+  EXPECT_EQ(in_use(), used);
+  EXPECT_EQ(q_.desc_tail, q_.desc_head);
+}
+
+TEST_P(TxErrorAtBurstEnd, WqesOfSeveralBasicUnits) {
+  // Two segments: 2-BU WQEs, so the WQE named is found by walking the sizes.
+  const unsigned used = in_use();
+  const eth_tx_burst_t multi = select_tx_burst(RTE_ETH_TX_OFFLOAD_MULTI_SEGS);
+  std::vector<rte_mbuf*> pkts{packet(64, 2), packet(64, 2), packet(64, 2)};
+  ASSERT_EQ(tx(multi, pkts), 3);
+  complete(hw::kCqeTxOkay, field(4));  // learns the unit
+  EXPECT_EQ(tx_reclaim(q_), 3u);
+  std::vector<rte_mbuf*> more{packet(64, 2), packet(64, 2), packet(64, 2)};
+  ASSERT_EQ(tx(multi, more), 3);
+  complete(hw::kCqeTxSaDrop, field(8));   // the second WQE of the burst
+  complete(hw::kCqeTxSaDrop, field(10));  // and the last
+  EXPECT_EQ(tx_reclaim(q_), 3u);
+  EXPECT_EQ(in_use(), used);
+}
+
+INSTANTIATE_TEST_SUITE_P(Unit, TxErrorAtBurstEnd, ::testing::Values(1u, 32u),
+                         [](const auto& info) { return info.param == 1 ? "BasicUnits" : "Bytes"; });
+
+TEST_F(TxBurstTest, WqeOffsetOutsideTheOldestBatchCompletesOnlyInOrder) {
+  // A field that names no outstanding WQE (or one past the oldest batch) is not trusted: an error
+  // CQE then completes the oldest descriptor, an okay CQE the oldest batch.
+  const unsigned used = in_use();
+  burst_of(3);
+  const uint32_t next = burst_of(3);
+  complete(hw::kCqeTxSaDrop, next + 2);  // names the second burst's end before the first completed
+  EXPECT_EQ(tx_reclaim(q_), 1u);
+  complete(hw::kCqeTxOkay, 100);  // names nothing outstanding
+  EXPECT_EQ(tx_reclaim(q_), 2u);
+  complete(hw::kCqeTxOkay, next + 2);
+  EXPECT_EQ(tx_reclaim(q_), 3u);
+  EXPECT_EQ(in_use(), used);
 }
 
 TEST_F(TxBurstTest, FullRingStopsTheBurstAndCounts) {

@@ -1,0 +1,116 @@
+// TX completion (doc/hardware.md §4.7, §4.9): which descriptors a TX CQE completes. The NIC works
+// through the SQ in order, so a CQE for the WQE at `tx_wqe_offset` completes every earlier one too;
+// an error CQE, also produced for a failed suppressed WQE, names that WQE. The field's unit is not
+// public (basic units or bytes), so the queue learns it from okay CQEs and uses it only where it
+// names an outstanding WQE; otherwise the order rule decides and never completes too much.
+// No locks, allocation, division or logging.
+#include <rte_mbuf.h>
+
+#include "burst.h"
+#include "priv.h"
+
+namespace mana {
+namespace {
+
+constexpr unsigned kFreeBatch = 64;
+
+unsigned tx_error_kind(uint32_t type) {
+  if (type >= hw::kCqeTxSaDrop && type <= hw::kCqeTxVlanTaggingViolation)
+    return type - hw::kCqeTxSaDrop;
+  return kTxCqeErrorKinds - 1;
+}
+
+// Descriptors from the tail through the one whose WQE starts at ring position `bu` (basic units);
+// 0 if no outstanding WQE starts there.
+uint32_t descs_through(const TxQueue& q, uint32_t bu) {
+  const uint32_t dist = (bu - q.sq.tail_bu) & (q.sq.size_mask >> 5);
+  // One-BU WQEs (short OOB, one segment: the common case): the WQE `dist` BUs on is the `dist`th.
+  if (dist < q.desc_head - q.desc_tail &&
+      q.descs[(q.desc_tail + dist) & q.desc_mask].start_bu == q.sq.tail_bu + dist)
+    return dist + 1;
+  uint32_t at = 0;
+  for (uint32_t i = q.desc_tail, n = 1; i != q.desc_head && at <= dist; i++, n++) {
+    if (at == dist) return n;
+    at += q.descs[i & q.desc_mask].bu;
+  }
+  return 0;
+}
+
+// The WQE a CQE names under one reading of tx_wqe_offset: descriptors through it, or 0.
+uint32_t named_descs(const TxQueue& q, uint32_t field, uint8_t unit) {
+  if (unit == kWqeOffsetBytes) {
+    if (field % hw::kBasicUnit != 0) return 0;
+    return descs_through(q, field / hw::kBasicUnit);
+  }
+  return descs_through(q, field);
+}
+
+// The order rule: descriptors through the first one posted without suppression.
+uint32_t batch_descs(const TxQueue& q) {
+  uint32_t n = 0;
+  for (uint32_t i = q.desc_tail; i != q.desc_head;) {
+    n++;
+    if (!q.descs[i++ & q.desc_mask].suppressed) break;
+  }
+  return n;
+}
+
+// How many descriptors the CQE completes, learning the offset unit from okay CQEs: an okay CQE
+// names the end of the oldest batch, and only the right reading of the field points there (both
+// readings agree only at ring position 0).
+uint32_t descs_completed(TxQueue& q, const hw::Cqe& cqe, bool okay) {
+  const uint32_t field = hw::Cqe::TxWqeOffset::get(cqe.dw[hw::Cqe::kTxWqeOffsetDword]);
+  if (q.wqe_offset_unit != kWqeOffsetUnknown) {
+    if (const uint32_t n = named_descs(q, field, q.wqe_offset_unit); n != 0) return n;
+  }
+  const uint32_t batch = batch_descs(q);
+  const uint32_t as_bu = named_descs(q, field, kWqeOffsetBu);
+  const uint32_t as_bytes = named_descs(q, field, kWqeOffsetBytes);
+  if (okay) {
+    if ((as_bu == batch) != (as_bytes == batch))
+      q.wqe_offset_unit = as_bu == batch ? kWqeOffsetBu : kWqeOffsetBytes;
+    else if (as_bu != batch)
+      q.wqe_offset_unit = kWqeOffsetUnknown;  // the field names no batch end: stop trusting it
+    return batch;
+  }
+  // An error CQE names a WQE of the oldest batch: of the readings that point into it, the earlier
+  // is the safe one (a later CQE completes the rest); none: the oldest descriptor alone.
+  uint32_t n = as_bu <= batch ? as_bu : 0;
+  if (as_bytes != 0 && as_bytes <= batch && (n == 0 || as_bytes < n)) n = as_bytes;
+  return n != 0 ? n : (batch != 0 ? 1 : 0);
+}
+
+}  // namespace
+
+uint32_t tx_reclaim(TxQueue& q) {
+  rte_mbuf* batch[kFreeBatch];
+  unsigned nb = 0;
+  uint32_t completed = 0;
+  const hw::Cqe* cqe;
+  while (cq_peek(q.cq, &cqe) == CqPoll::kValid) {
+    const uint32_t type = cqe->type();
+    const bool okay = type == hw::kCqeTxOkay;
+    q.cq.head++;
+    if (!okay) {
+      q.stats.errors++;
+      q.stats.cqe_errors[tx_error_kind(type)]++;
+    }
+    const uint32_t n = descs_completed(q, *cqe, okay);
+    completed += n;
+    for (uint32_t k = 0; k < n; k++) {
+      TxDesc& d = q.descs[q.desc_tail++ & q.desc_mask];
+      q.sq.tail_bu += d.bu;
+      batch[nb++] = d.mbuf;
+      d.mbuf = nullptr;
+      if (nb == kFreeBatch) {
+        rte_pktmbuf_free_bulk(batch, nb);
+        nb = 0;
+      }
+    }
+  }
+  if (nb != 0) rte_pktmbuf_free_bulk(batch, nb);
+  if (cq_doorbell_due(q.cq)) ring_cq_doorbell(process_private_of(q.port_id).db_page, q.cq, false);
+  return completed;
+}
+
+}  // namespace mana
