@@ -7,10 +7,15 @@
 //
 // The primary configures port 0 with 8 TX queues and starts it; each process sends broadcast frames
 // on queues [Q, Q + N) from its one worker lcore, while its main lcore creates P pools, one every I
-// ms, and hands each to the worker. With --emu-ctl it asks the emulator how many MRs exist before
-// and after creating each pool (registered before first use: the count grew). At the end it prints
+// ms, and hands each to the worker; the pool it replaces is freed once all its mbufs are back (so a
+// new pool may reuse its memory: stale MRs would show as bad-lkey completions). With --emu-ctl it
+// asks the emulator how many MRs exist before and after creating each pool (registered before
+// first use: the count grew), the two processes taking turns (a lock in a memzone) so that one's
+// pool changes do not blur the other's count. At the end it prints
 //   mr_stress: done sent=... max_burst_us=... tx_errors=... mr_miss=... late_pools=...
-// and a primary then waits for SIGINT/SIGTERM before closing the port (the secondary needs it).
+//              undrained_pools=... last_pool_mrs=...
+// and a primary then waits for SIGINT/SIGTERM (the secondary needs the port), prints
+// `mr_stress: emulator MRs at start N, at end M` and closes the port. The last pools stay.
 #include <getopt.h>
 #include <signal.h>
 #include <unistd.h>
@@ -24,6 +29,8 @@
 #include <vector>
 
 #include <rte_cycles.h>
+#include <rte_memzone.h>
+#include <rte_spinlock.h>
 #include <rte_eal.h>
 #include <rte_ethdev.h>
 #include <rte_launch.h>
@@ -47,9 +54,11 @@ struct Options {
 };
 
 std::atomic<rte_mempool*> g_pool{nullptr};
+std::atomic<rte_mempool*> g_using{nullptr};  // the pool of the worker's current iteration
 std::atomic<bool> g_stop{false};
 std::atomic<uint64_t> g_sent{0}, g_sent_from_last{0};
 volatile sig_atomic_t g_signal = 0;
+rte_spinlock_t* g_turns = nullptr;  // shared by both processes: pool changes and MR counts
 uint64_t g_max_burst_cycles = 0;
 
 [[noreturn]] void die(const char* what) {
@@ -132,7 +141,8 @@ int worker(void* arg) {
   rte_eth_macaddr_get(kPort, &src);
   rte_mbuf* bufs[kBurst];
   for (unsigned i = 0; !g_stop.load(std::memory_order_relaxed); i++) {
-    rte_mempool* mp = g_pool.load(std::memory_order_acquire);
+    rte_mempool* mp = g_pool.load(std::memory_order_seq_cst);
+    g_using.store(mp, std::memory_order_seq_cst);
     if (mp == nullptr) continue;
     const uint16_t q = static_cast<uint16_t>(o.first_queue + i % o.queues);
     if (rte_pktmbuf_alloc_bulk(mp, bufs, kBurst) != 0) {
@@ -179,6 +189,24 @@ uint64_t xstat_sum(const char* prefix, const Options* own) {
 
 void on_signal(int sig) { g_signal = sig; }
 
+// Waits until every mbuf of `mp` is back (the TX rings hold sent ones until the worker's bursts
+// reclaim them); frees it. False if they did not come back within 20 s.
+bool drain_and_free(rte_mempool* mp) {
+  const uint64_t deadline = rte_get_tsc_cycles() + 20 * rte_get_tsc_hz();
+  while (!rte_mempool_full(mp)) {
+    if (rte_get_tsc_cycles() > deadline) {
+      printf("mr_stress: pool %s: %u of %u mbufs never came back\n", mp->name,
+             mp->size - rte_mempool_avail_count(mp), mp->size);
+      return false;
+    }
+    rte_delay_us_sleep(1000);
+  }
+  rte_spinlock_lock(g_turns);
+  rte_mempool_free(mp);
+  rte_spinlock_unlock(g_turns);
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -194,6 +222,13 @@ int main(int argc, char** argv) {
   const bool primary = rte_eal_process_type() == RTE_PROC_PRIMARY;
   if (!rte_eth_dev_is_valid_port(kPort)) die("no port 0");
   if (primary) configure_port();
+  const long mrs_at_start = primary ? emu_mrs(o.emu_ctl) : -1;
+  const rte_memzone* mz =
+      primary ? rte_memzone_reserve("mrs_turns", sizeof(rte_spinlock_t), SOCKET_ID_ANY, 0)
+              : rte_memzone_lookup("mrs_turns");
+  if (mz == nullptr) die("memzone mrs_turns");
+  g_turns = static_cast<rte_spinlock_t*>(mz->addr);
+  if (primary) rte_spinlock_init(g_turns);
   const unsigned lcore = rte_get_next_lcore(-1, 1, 0);
   if (lcore >= RTE_MAX_LCORE) die("need a worker lcore");
   signal(SIGINT, on_signal);
@@ -203,21 +238,31 @@ int main(int argc, char** argv) {
   fflush(stdout);
   rte_eal_remote_launch(worker, &o, lcore);
 
-  unsigned late = 0;  // pools whose memory the emulator did not have registered at creation
+  unsigned late = 0;       // pools whose memory the emulator did not have registered at creation
+  unsigned undrained = 0;  // replaced pools whose mbufs did not all come back
+  long last_pool_mrs = 0;
   char name[RTE_MEMPOOL_NAMESIZE];
   for (unsigned i = 0; i < o.pools; i++) {
     rte_delay_us_sleep(o.interval_ms * 1000);
+    rte_spinlock_lock(g_turns);
     const long before = emu_mrs(o.emu_ctl);
     snprintf(name, sizeof(name), "mrs_%d_%u", getpid(), i);
     rte_mempool* mp = rte_pktmbuf_pool_create(name, kPoolSize, 32, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
                                               static_cast<int>(rte_socket_id()));
     if (mp == nullptr) die("pool");
     const long after = emu_mrs(o.emu_ctl);
+    rte_spinlock_unlock(g_turns);
+    last_pool_mrs = after - before;
     if (o.emu_ctl != nullptr && !(after > before)) late++;
     printf("mr_stress: pool %s created, emulator MRs %ld -> %ld\n", name, before, after);
     fflush(stdout);
     g_sent_from_last.store(0);
-    g_pool.store(mp, std::memory_order_release);
+    rte_mempool* old = g_pool.exchange(mp, std::memory_order_seq_cst);
+    if (old == nullptr) continue;
+    // Once the worker's iteration uses the new pool, it never touches the old one again.
+    const uint64_t deadline = rte_get_tsc_cycles() + 20 * rte_get_tsc_hz();
+    while (g_using.load() != mp && rte_get_tsc_cycles() < deadline) rte_delay_us_sleep(100);
+    if (g_using.load() != mp || !drain_and_free(old)) undrained++;
   }
   // Bounded: the last pool must really have been used.
   const uint64_t deadline = rte_get_tsc_cycles() + 20 * rte_get_tsc_hz();
@@ -227,13 +272,16 @@ int main(int argc, char** argv) {
   rte_eal_mp_wait_lcore();
 
   printf("mr_stress: done sent=%" PRIu64 " from_last_pool=%" PRIu64 " max_burst_us=%" PRIu64
-         " tx_errors=%" PRIu64 " tx_cqe_errors=%" PRIu64 " mr_miss=%" PRIu64 " late_pools=%u\n",
+         " tx_errors=%" PRIu64 " tx_cqe_errors=%" PRIu64 " mr_miss=%" PRIu64
+         " late_pools=%u undrained_pools=%u last_pool_mrs=%ld\n",
          g_sent.load(), g_sent_from_last.load(), g_max_burst_cycles * 1000000 / rte_get_tsc_hz(),
          xstat_sum("errors", &o), xstat_sum("tx_cqe_", nullptr),
-         xstat_sum("mr_lookup_failures", &o), late);
+         xstat_sum("mr_lookup_failures", &o), late, undrained, last_pool_mrs);
   fflush(stdout);
   if (primary) {
     while (g_signal == 0) rte_delay_us_sleep(10000);
+    printf("mr_stress: emulator MRs at start %ld, at end %ld\n", mrs_at_start, emu_mrs(o.emu_ctl));
+    fflush(stdout);
     rte_eth_dev_stop(kPort);
     rte_eth_dev_close(kPort);
   }
