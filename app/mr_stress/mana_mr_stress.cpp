@@ -7,8 +7,9 @@
 //
 // The primary configures port 0 with 8 TX queues and starts it; each process sends broadcast frames
 // on queues [Q, Q + N) from its one worker lcore, while its main lcore creates P pools, one every I
-// ms, and hands each to the worker; the pool it replaces is freed once all its mbufs are back (so a
-// new pool may reuse its memory: stale MRs would show as bad-lkey completions). With --emu-ctl it
+// ms, and hands each to the worker; before each new pool the previous one is freed once all its
+// mbufs are back (so the new pool may reuse its memory: stale MRs would show as bad-lkey
+// completions). With --emu-ctl it
 // asks the emulator how many MRs exist before and after creating each pool (registered before
 // first use: the count grew), the two processes taking turns (a lock in a memzone) so that one's
 // pool changes do not blur the other's count. At the end it prints
@@ -135,6 +136,13 @@ void fill_frame(rte_mbuf* m, const rte_ether_addr& src) {
   eth->ether_type = rte_cpu_to_be_16(0x88B5);  // local experimental EtherType
 }
 
+// Frees the mbufs of completed sends on this process's queues: an empty burst reclaims
+// (rte_eth_tx_done_cleanup is not offered to secondary processes).
+void reclaim(const Options& o) {
+  for (unsigned q = o.first_queue; q < o.first_queue + o.queues; q++)
+    rte_eth_tx_burst(kPort, static_cast<uint16_t>(q), nullptr, 0);
+}
+
 int worker(void* arg) {
   const Options& o = *static_cast<const Options*>(arg);
   rte_ether_addr src;
@@ -143,10 +151,13 @@ int worker(void* arg) {
   for (unsigned i = 0; !g_stop.load(std::memory_order_relaxed); i++) {
     rte_mempool* mp = g_pool.load(std::memory_order_seq_cst);
     g_using.store(mp, std::memory_order_seq_cst);
-    if (mp == nullptr) continue;
+    if (mp == nullptr) {  // paused while the main lcore changes pools: completions still come back
+      reclaim(o);
+      continue;
+    }
     const uint16_t q = static_cast<uint16_t>(o.first_queue + i % o.queues);
     if (rte_pktmbuf_alloc_bulk(mp, bufs, kBurst) != 0) {
-      rte_eth_tx_done_cleanup(kPort, q, 0);  // all in flight: let completions return some
+      reclaim(o);  // all in flight: let completions return some
       continue;
     }
     for (rte_mbuf* m : bufs) fill_frame(m, src);
@@ -159,8 +170,7 @@ int worker(void* arg) {
     if (mp == g_pool.load(std::memory_order_relaxed))
       g_sent_from_last.fetch_add(sent, std::memory_order_relaxed);
   }
-  for (unsigned q = o.first_queue; q < o.first_queue + o.queues; q++)
-    rte_eth_tx_done_cleanup(kPort, static_cast<uint16_t>(q), 0);
+  reclaim(o);
   return 0;
 }
 
@@ -189,8 +199,8 @@ uint64_t xstat_sum(const char* prefix, const Options* own) {
 
 void on_signal(int sig) { g_signal = sig; }
 
-// Waits until every mbuf of `mp` is back (the TX rings hold sent ones until the worker's bursts
-// reclaim them); frees it. False if they did not come back within 20 s.
+// Waits until every mbuf of `mp` is back (the TX rings hold sent ones until the worker reclaims
+// them); frees it. False if they did not come back within 20 s.
 bool drain_and_free(rte_mempool* mp) {
   const uint64_t deadline = rte_get_tsc_cycles() + 20 * rte_get_tsc_hz();
   while (!rte_mempool_full(mp)) {
@@ -244,6 +254,14 @@ int main(int argc, char** argv) {
   char name[RTE_MEMPOOL_NAMESIZE];
   for (unsigned i = 0; i < o.pools; i++) {
     rte_delay_us_sleep(o.interval_ms * 1000);
+    // Pause the worker and free the pool before creating the next one, so that the new pool
+    // likely takes the freed memory: ranges cached for the old one must not serve it.
+    if (rte_mempool* old = g_pool.exchange(nullptr, std::memory_order_seq_cst); old != nullptr) {
+      // Once the worker's iteration has no pool, it never touches the old one again.
+      const uint64_t deadline = rte_get_tsc_cycles() + 20 * rte_get_tsc_hz();
+      while (g_using.load() != nullptr && rte_get_tsc_cycles() < deadline) rte_delay_us_sleep(100);
+      if (g_using.load() != nullptr || !drain_and_free(old)) undrained++;
+    }
     rte_spinlock_lock(g_turns);
     const long before = emu_mrs(o.emu_ctl);
     snprintf(name, sizeof(name), "mrs_%d_%u", getpid(), i);
@@ -257,12 +275,7 @@ int main(int argc, char** argv) {
     printf("mr_stress: pool %s created, emulator MRs %ld -> %ld\n", name, before, after);
     fflush(stdout);
     g_sent_from_last.store(0);
-    rte_mempool* old = g_pool.exchange(mp, std::memory_order_seq_cst);
-    if (old == nullptr) continue;
-    // Once the worker's iteration uses the new pool, it never touches the old one again.
-    const uint64_t deadline = rte_get_tsc_cycles() + 20 * rte_get_tsc_hz();
-    while (g_using.load() != mp && rte_get_tsc_cycles() < deadline) rte_delay_us_sleep(100);
-    if (g_using.load() != mp || !drain_and_free(old)) undrained++;
+    g_pool.store(mp, std::memory_order_seq_cst);
   }
   // Bounded: the last pool must really have been used.
   const uint64_t deadline = rte_get_tsc_cycles() + 20 * rte_get_tsc_hz();

@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include <rte_common.h>
 #include <rte_spinlock.h>
 
 struct ibv_pd;
@@ -62,13 +63,16 @@ struct MrTable {
 // Per port, in dev_private (shared memory: no process-local pointers other than the MR handles,
 // which only the primary uses, and the pool pointers, which are shared memory too).
 struct MrPortCache {
-  MrTable* table;  // current snapshot; atomic pointer, never null between init and release
+  // Read by every lookup: kept apart from the words that misses and writers change.
+  // `table`: the current snapshot (atomic pointer), set from init to release.
+  alignas(RTE_CACHE_LINE_SIZE) MrTable* table;
   // Bumped when ranges are removed: queue caches holding one must forget it.
   uint32_t generation;
   // Lookups in flight in any process: replaced tables are freed only when it is 0 after the swap.
-  uint32_t readers;
-  rte_spinlock_t lock;  // serialises pointer swaps; held for no syscall, IPC or allocation
-  MrTable* retired;     // replaced tables a reader may still hold (freed when readers is 0)
+  alignas(RTE_CACHE_LINE_SIZE) uint32_t readers;
+  // Serialises swaps; held for no syscall, IPC or allocation.
+  alignas(RTE_CACHE_LINE_SIZE) rte_spinlock_t lock;
+  MrTable* retired;  // replaced tables a reader may still hold (freed when readers is 0)
   int socket;
 };
 
@@ -122,14 +126,18 @@ void mr_queue_insert(MrQueueCache& q, const MrRange& r);
 uint32_t mr_lookup_slow(MrQueueCache& q, MrPortCache& c, uintptr_t addr, uint32_t len,
                         rte_mempool* pool, const MrRegistrar& r);
 
-inline uint32_t mr_lookup(MrQueueCache& q, MrPortCache& c, uintptr_t addr, uint32_t len,
-                          rte_mempool* pool, const MrRegistrar& r) {
-  // A read-mostly word of the port: it changes only when a pool is destroyed.
+// Once per burst (not per segment: a destroyed pool's mbufs cannot be in a burst that started
+// before it was destroyed): forget the cached ranges if the port removed some since.
+inline void mr_queue_cache_sync(MrQueueCache& q, const MrPortCache& c) {
   const uint32_t generation = __atomic_load_n(&c.generation, __ATOMIC_ACQUIRE);
   if (__builtin_expect(q.generation != generation, 0)) {
     mr_queue_cache_reset(q);
     q.generation = generation;
   }
+}
+
+inline uint32_t mr_lookup(MrQueueCache& q, MrPortCache& c, uintptr_t addr, uint32_t len,
+                          rte_mempool* pool, const MrRegistrar& r) {
   const uint32_t lkey = mr_queue_lookup(q, addr, len);
   if (__builtin_expect(lkey != kInvalidLkey, 1)) return lkey;
   return mr_lookup_slow(q, c, addr, len, pool, r);

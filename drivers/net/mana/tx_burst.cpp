@@ -46,6 +46,7 @@ template <bool kChecksum, bool kMultiSeg, bool kVlan, bool kMaybeLongOob>
 uint16_t tx_burst(void* queue, rte_mbuf** pkts, uint16_t nb_pkts) {
   TxQueue& q = *static_cast<TxQueue*>(queue);
   tx_reclaim(q);
+  mr_queue_cache_sync(q.mr, q.priv->mr);
 
   const ProcessPrivate& pp = process_private_of(q.port_id);
   uint8_t* last_oob = nullptr;

@@ -401,7 +401,9 @@ TEST_F(MrCacheTest, MempoolEventsRegisterNewPoolsAndDeregisterDestroyedOnes) {
   rte_mempool_free(mp);
   EXPECT_EQ(fake_.live(), 0u);
   EXPECT_EQ(mr_port_count(port_), 0u);
-  // The queue cache held the range: the generation change makes it miss now.
+  // The queue cache held the range: the next burst's sync (generation change) makes it miss.
+  EXPECT_NE(mr_queue_lookup(queue_, addr, len), kInvalidLkey);
+  mr_queue_cache_sync(queue_, port_);
   EXPECT_EQ(mr_lookup(queue_, port_, addr, len, nullptr, fake_.registrar()), kInvalidLkey);
   mr_events_unsubscribe(&sub);
   rte_mempool* after = make_pool("mr_i2", 127);
