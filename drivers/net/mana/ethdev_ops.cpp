@@ -217,6 +217,7 @@ int dev_close(rte_eth_dev* dev) {
   if (priv->started) dev_stop(dev);
   for (uint16_t i = 0; i < dev->data->nb_rx_queues; i++) rx_queue_release(dev, i);
   for (uint16_t i = 0; i < dev->data->nb_tx_queues; i++) tx_queue_release(dev, i);
+  mr_events_unsubscribe(&static_cast<ProcessPrivate*>(dev->process_private)->mr_events);
   close_port_resources(*priv);
   rte_free(dev->process_private);
   dev->process_private = nullptr;
@@ -263,6 +264,7 @@ const eth_dev_ops kPrimaryOps = [] {
 const eth_dev_ops kSecondaryOps = [] {
   eth_dev_ops o{};
   o.dev_close = dev_close;
+  o.tx_done_cleanup = tx_done_cleanup;  // a secondary sending on its own queues reclaims them
   o.stats_get = stats_get;
   o.xstats_get = xstats_get;
   o.xstats_get_names = xstats_get_names;

@@ -27,7 +27,14 @@ namespace {
 constexpr char kAction[] = "net_mana_mp";
 constexpr int kTimeoutSec = 5;
 
-enum MpType : int { kCmdFd = 1, kRegisterMr = 2, kStartRxTx = 3, kStopRxTx = 4 };
+// Our own numbering (doc/guide.md "Memory registration"); 5 and 6 are upstream's reset messages.
+enum MpType : int {
+  kCmdFd = 1,
+  kRegisterMr = 2,
+  kStartRxTx = 3,
+  kStopRxTx = 4,
+  kDeregisterMr = 7,
+};
 
 struct MpParam {
   int type;
@@ -87,6 +94,12 @@ int on_primary_request(const rte_mp_msg* msg, const void* peer) {
       void* handle = nullptr;
       p.result = r.reg(r.ctx, p.addr, p.len, &p.lkey, &handle);
       p.handle = reinterpret_cast<uintptr_t>(handle);
+      return reply(msg, peer, p);
+    }
+    case kDeregisterMr: {  // a secondary destroyed a mempool it had registered through us
+      const MrRegistrar r = verbs_registrar(priv->pd);
+      r.dereg(r.ctx, reinterpret_cast<void*>(static_cast<uintptr_t>(p.handle)));
+      p.result = 0;
       return reply(msg, peer, p);
     }
     default:
@@ -168,7 +181,18 @@ int mp_reg(void* ctx, uintptr_t start, size_t len, uint32_t* lkey, void** handle
   return 0;
 }
 
-void mp_dereg(void*, void*) {}  // only the primary deregisters
+// Called when this secondary destroys a mempool (its ranges already left the table). MRs of
+// pools that outlive the secondary stay with the primary, deregistered at its close.
+void mp_dereg(void* ctx, void* handle) {
+  rte_mp_msg msg = make_msg(kDeregisterMr, static_cast<uint16_t>(reinterpret_cast<uintptr_t>(ctx)));
+  MpParam p = param_of(&msg);
+  p.handle = reinterpret_cast<uintptr_t>(handle);
+  std::memcpy(msg.param, &p, sizeof(p));
+  rte_mp_msg answer;
+  if (request_primary(&msg, &answer) != 0 || param_of(&answer).result != 0)
+    MANA_DRV_LOG(WARNING, "port %u: the primary did not confirm the deregistration of an MR",
+                 p.port_id);
+}
 
 void notify(rte_eth_dev* dev, MpType type) {
   rte_mp_msg msg = make_msg(type, dev->data->port_id);
@@ -225,6 +249,12 @@ int mp_attach_secondary(rte_pci_device* pci, const char* name) {
   pp->registrar = MrRegistrar{mp_reg, mp_dereg,
                               reinterpret_cast<void*>(static_cast<uintptr_t>(dev->data->port_id))};
   dev->process_private = pp;
+  // Pools this process creates from now on are registered as they become ready; those it created
+  // before are registered now (the primary may not have seen them complete).
+  pp->mr_events = MrEventSubscription{&priv_of(dev)->mr, pp->registrar};
+  if (mr_events_subscribe(&pp->mr_events) != 0 ||
+      mr_register_all_mempools(priv_of(dev)->mr, pp->registrar) != 0)
+    MANA_INIT_LOG(WARNING, "%s: mempools are registered on first use by this process", name);
   dev->device = &pci->device;
   dev->dev_ops = secondary_dev_ops();
   const bool started = priv_of(dev)->started;
@@ -257,6 +287,7 @@ void mp_detach_secondary(rte_eth_dev* dev) {
                    "detaching anyway",
                    dev->data->port_id, kGateTimeoutMs);
   }
+  if (pp != nullptr) mr_events_unsubscribe(&pp->mr_events);
   if (pp != nullptr && pp->db_page != nullptr) munmap(pp->db_page, rte_mem_page_size());
   action_unref();
 }

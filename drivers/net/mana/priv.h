@@ -169,9 +169,10 @@ struct PortPriv {
 
 // Process-local data of a port (rte_eth_dev::process_private): what differs between processes.
 struct ProcessPrivate {
-  void* db_page;          // the doorbell page as mapped in this process
-  uint32_t bursts_open;   // 0 once a secondary detaches: its bursts no longer enter (queue_gate.h)
-  MrRegistrar registrar;  // verbs in the primary, a request to the primary in a secondary
+  void* db_page;                  // the doorbell page as mapped in this process
+  uint32_t bursts_open;           // 0 once a secondary detaches: its bursts stop (queue_gate.h)
+  MrRegistrar registrar;          // verbs in the primary, a request to the primary in a secondary
+  MrEventSubscription mr_events;  // keeps the port's MR table in step with this process's pools
 };
 
 inline PortPriv* priv_of(const rte_eth_dev* dev) {

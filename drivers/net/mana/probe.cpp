@@ -212,9 +212,13 @@ int create_port(rte_pci_device* pci, const Candidate& c) {
   }
   if (rc == 0) {
     pp->registrar = verbs_registrar(priv->pd);
-    rc = intr_install(dev);
+    // Pools this process creates while the port exists are registered when they become ready.
+    pp->mr_events = MrEventSubscription{&priv->mr, pp->registrar};
+    rc = mr_events_subscribe(&pp->mr_events);
   }
+  if (rc == 0) rc = intr_install(dev);
   if (rc != 0) {
+    if (pp != nullptr) mr_events_unsubscribe(&pp->mr_events);
     if (priv != nullptr) close_port_resources(*priv);
     rte_free(pp);
     dev->process_private = nullptr;
@@ -281,7 +285,7 @@ int probe_function(rte_pci_device* pci, const Devargs& devargs, bool primary) {
 
 void close_port_resources(PortPriv& priv) {
   intr_uninstall(priv);
-  if (priv.mr.entries != nullptr) mr_port_cache_release(priv.mr, verbs_registrar(priv.pd));
+  mr_port_cache_release(priv.mr, verbs_registrar(priv.pd));  // no-op if never initialised
   if (priv.parent_pd != nullptr) ibv_dealloc_pd(priv.parent_pd);
   if (priv.pd != nullptr) ibv_dealloc_pd(priv.pd);
   if (priv.ctx != nullptr) ibv_close_device(priv.ctx);

@@ -31,6 +31,7 @@ void free_posted_mbufs(RxQueue& q) {
 
 // Fills the whole RQ with fresh mbufs and rings the doorbell once.
 int fill_ring(RxQueue& q, void* db_page, const MrRegistrar& r) {
+  mr_queue_cache_sync(q.mr, q.priv->mr);  // only its own pool's ranges: once per start is enough
   const uint32_t n = q.desc_mask + 1;
   rte_mbuf* bufs[kDefaultDesc];
   uint32_t posted = 0;

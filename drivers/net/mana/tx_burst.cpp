@@ -23,6 +23,7 @@ inline rte_mempool* data_pool(const rte_mbuf* seg) {
 template <bool kChecksum, bool kMultiSeg, bool kVlan, bool kMaybeLongOob>
 uint16_t tx_burst_inside(TxQueue& q, const ProcessPrivate& pp, rte_mbuf** pkts, uint16_t nb_pkts) {
   tx_reclaim(q);
+  mr_queue_cache_sync(q.mr, q.priv->mr);
 
   uint8_t* last_oob = nullptr;
   uint64_t bytes = 0;

@@ -127,6 +127,11 @@ int tx_queue_setup(rte_eth_dev* dev, uint16_t idx, uint16_t nb_desc, unsigned so
   q->priv = priv;
   q->socket = sock;
   mr_queue_cache_reset(q->mr);
+  // A TX queue cannot know its pools: register every pool now (later ones on their READY event),
+  // so that the data path does not. A failure is retried there, for that pool's buffers only.
+  if (mr_register_all_mempools(priv->mr, verbs_registrar(priv->pd)) != 0)
+    MANA_DRV_LOG(WARNING, "port %u TX queue %u: some mempools are not registered yet",
+                 priv->port_id, idx);
   dev->data->tx_queues[idx] = q;
   log_ring_size(*priv, "TX", idx, n, nb_desc);
   return 0;
