@@ -42,7 +42,7 @@ TEST(QueueGate, CloseTimesOutOnABurstThatNeverLeaves) {
 // that was wrongly inside reads the poison), restores and reopens, many times.
 template <typename Close>
 void race_burst_against_close(Close close_gate, uint32_t& process_open, QueueGate& g) {
-  constexpr int kCycles = 5000;
+  constexpr int kCycles = 500;
   std::atomic<int> resource{1};
   std::atomic<bool> done{false};
   std::atomic<uint64_t> attempts{0}, entered{0}, poisoned_reads{0};
@@ -69,13 +69,22 @@ void race_burst_against_close(Close close_gate, uint32_t& process_open, QueueGat
       std::this_thread::yield();
     }
     resource.store(1);
+    const uint64_t e0 = entered.load();
     gate_open(g);
     std::atomic_ref<uint32_t>(process_open).store(1);
+    // The next close must race a burst that really runs: wait until one got in (on a loaded
+    // machine the burst thread may otherwise see the gate only while it is closed).
+    const auto entry_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (entered.load() == e0) {
+      ASSERT_LT(std::chrono::steady_clock::now(), entry_deadline)
+          << "no burst entered the reopened gate for 10 s (cycle " << i << ")";
+      std::this_thread::yield();
+    }
   }
   done = true;
   burst.join();
   EXPECT_EQ(poisoned_reads.load(), 0u);
-  EXPECT_GT(entered.load(), 0u);
+  EXPECT_GE(entered.load(), static_cast<uint64_t>(kCycles));
 }
 
 TEST(QueueGate, NoBurstInsideOnceClosed) {
