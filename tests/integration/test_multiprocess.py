@@ -142,18 +142,34 @@ def test_telemetry_reports_port_stats():
     expect(p.stop() == 0, "primary failed", p)
 
 
-def test_two_primaries_over_shm_wire():
+def test_two_primaries_over_private_shm_wire():
+    """Two `mana-emu run` processes joined by an shm wire: txonly in one, rxonly in the other.
+
+    This test once saw 0 packets in its 30 s window on a fresh machine. Its link name was the fixed
+    `manatest`, the same in every worktree and CI job on the machine, and it waited only for the
+    receiver: a sender that failed to attach (a concurrent run of the same test held the other end:
+    "the shm link already has both ends attached") or died showed up as "no packets", with the
+    sender's output never shown. The link object also stayed in /dev/shm after every run (the
+    endpoint's destructor does not run when testpmd exits), so an end still held by a process of
+    an earlier or concurrent run was joined instead of a fresh link. Now the link name is private to
+    this run, the sender is watched (attached, sending) before the receiver's count is awaited, and
+    `mana-emu run` removes the object when its command ends and no live process holds an end."""
     mac_a, mac_b = "00:0d:3a:00:0a:01", "00:0d:3a:00:0b:01"
-    b = Program([*emu_run(["--mac", mac_b, "--wire", "shm:manatest"]), "--", "dpdk-testpmd",
+    link = f"mana-mp-{os.getpid()}"
+    b = Program([*emu_run(["--mac", mac_b, "--wire", f"shm:{link}"]), "--", "dpdk-testpmd",
                  *harness.eal_args("mana-shm-b", ["-a", EMU_BDF]), "--", "--forward-mode=rxonly",
                  "--auto-start", "--stats-period", "1"])
     b.wait_for(r"Port 0: " + mac_b.upper())
-    a = Program([*emu_run(["--mac", mac_a, "--wire", "shm:manatest"]), "--", "dpdk-testpmd",
+    a = Program([*emu_run(["--mac", mac_a, "--wire", f"shm:{link}"]), "--", "dpdk-testpmd",
                  *harness.eal_args("mana-shm-a", ["-a", EMU_BDF]), "--", "--forward-mode=txonly",
                  "--auto-start", "--stats-period", "1", f"--eth-peer=0,{mac_b}"])
+    a.wait_for(r"Port 0: " + mac_a.upper())
+    a.wait_for(r"Tx-pps:\s+[1-9]")
     b.wait_for(r"RX-packets:\s+[1-9]\d{3,}")
     expect(a.stop() == 0, "sender failed", a)
     expect(b.stop() == 0, "receiver failed", b)
+    expect(not os.path.exists(f"/dev/shm/mana-emu-{link}"),
+           f"/dev/shm/mana-emu-{link} left behind after both ends exited")
 
 
 def test_hot_removal_raises_removal_event():
@@ -168,4 +184,4 @@ def test_hot_removal_raises_removal_event():
 if __name__ == "__main__":
     harness.main([test_proc_info_secondary_reads_stats, test_secondary_process_forwards_its_own_queues,
                   test_telemetry_reports_port_stats,
-                  test_two_primaries_over_shm_wire, test_hot_removal_raises_removal_event])
+                  test_two_primaries_over_private_shm_wire, test_hot_removal_raises_removal_event])
