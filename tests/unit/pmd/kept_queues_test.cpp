@@ -15,6 +15,16 @@
 namespace mana {
 namespace {
 
+// A port's private data in DPDK memory, as the primary has it; freed with its kept queues.
+struct Port {
+  PortPriv* priv = static_cast<PortPriv*>(rte_zmalloc("priv", sizeof(PortPriv), 0));
+  ~Port() {
+    if (priv == nullptr) return;
+    free_kept_queues(*priv);
+    rte_free(priv);
+  }
+};
+
 TEST(KeptQueues, BurstsOnAReleasedQueueIdReturnZero) {
   rte_mbuf* pkts[4] = {};
   for (uint64_t offloads : {uint64_t{0}, uint64_t{RTE_ETH_RX_OFFLOAD_CHECKSUM}})
@@ -25,7 +35,8 @@ TEST(KeptQueues, BurstsOnAReleasedQueueIdReturnZero) {
 }
 
 TEST(KeptQueues, SetupAgainReusesTheStructAndKeepsOnlyTheGate) {
-  PortPriv* priv = static_cast<PortPriv*>(rte_zmalloc("priv", sizeof(PortPriv), 0));
+  Port port;
+  PortPriv* priv = port.priv;
   ASSERT_NE(priv, nullptr);
   RxQueue* first = kept_queue_struct(priv->kept_rxq[3], "rxq", SOCKET_ID_ANY);
   ASSERT_NE(first, nullptr);
@@ -41,14 +52,14 @@ TEST(KeptQueues, SetupAgainReusesTheStructAndKeepsOnlyTheGate) {
   free_kept_queues(*priv);  // ASan's leak check: nothing kept survives close
   EXPECT_EQ(priv->kept_rxq[3], nullptr);
   EXPECT_EQ(priv->kept_txq[0], nullptr);
-  rte_free(priv);
 }
 
 // A burst thread keeps using the pointer it loaded once, as a secondary's lcore may, while the
 // control path closes the gate, sets the queue up again and reopens it, many times: the burst only
 // ever touches live memory and is never inside while the struct is being set up.
 TEST(KeptQueues, StaleBurstRacesReleaseAndSetup) {
-  PortPriv* priv = static_cast<PortPriv*>(rte_zmalloc("priv", sizeof(PortPriv), 0));
+  Port port;
+  PortPriv* priv = port.priv;
   ASSERT_NE(priv, nullptr);
   TxQueue* stale = kept_queue_struct(priv->kept_txq[1], "txq", SOCKET_ID_ANY);
   ASSERT_NE(stale, nullptr);
@@ -74,8 +85,6 @@ TEST(KeptQueues, StaleBurstRacesReleaseAndSetup) {
   stop = true;
   burst.join();
   EXPECT_EQ(torn.load(), 0u) << "a burst was inside while the queue was set up again";
-  free_kept_queues(*priv);
-  rte_free(priv);
 }
 
 }  // namespace
