@@ -16,6 +16,7 @@
 #include "tool/child_process.h"
 #include "tool/preload_path.h"
 #include "tool/run_options.h"
+#include "wire/endpoints.h"
 #include "wire/fabric_wire.h"
 #include "tool/startup_checks.h"
 
@@ -107,7 +108,11 @@ int cmd_run(const std::vector<std::string>& args) {
   const int status = run_child(opts.command);
   for (const VfConfig& vf : opts.config.vfs)
     for (const PortConfig& port : vf.ports)
-      if (port.wire.starts_with("fabric:")) release_fabric_if_unused(port.wire.substr(7));
+      if (port.wire.starts_with("fabric:")) {
+        release_fabric_if_unused(port.wire.substr(7));
+      } else if (port.wire.starts_with("shm:")) {
+        release_shm_if_unused(port.wire.substr(4));
+      }
   if (opts.keep) {
     std::fprintf(stderr, "mana-emu: run folder kept: %s\n", opts.config.root.c_str());
   } else if (!remove_tree(opts.config.root, &error)) {

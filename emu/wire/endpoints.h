@@ -25,6 +25,8 @@ std::unique_ptr<WireEndpoint> make_null_endpoint();
 std::unique_ptr<WireEndpoint> open_tap_endpoint(const std::string& ifname, std::string* error);
 // One end of the shared-memory link `name` (POSIX shm object /mana-emu-<name>).
 std::unique_ptr<WireEndpoint> open_shm_endpoint(const std::string& name, std::string* error);
+// Removes the link's name unless a live process has an end of it.
+void release_shm_if_unused(const std::string& name);
 // Port (`mac`, `ipv4`) of the Azure-like fabric `name` (fabric_wire.h).
 std::unique_ptr<WireEndpoint> open_fabric_endpoint(const std::string& name,
                                                    const std::array<uint8_t, 6>& mac,

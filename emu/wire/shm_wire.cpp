@@ -124,6 +124,20 @@ std::unique_ptr<WireEndpoint> try_open(const std::string& spec, const std::strin
 
 }  // namespace
 
+// The endpoint's destructor does not run when its process exits without closing the device (a
+// DPDK application's exit): `mana-emu run` calls this when its command ended.
+void release_shm_if_unused(const std::string& name) {
+  const std::string path = "/mana-emu-" + name;
+  const int fd = shm_open(path.c_str(), O_RDWR | O_CLOEXEC, 0);
+  if (fd < 0) return;  // gone already
+  if (wait_lock_byte(fd, kSetupLockByte)) {
+    struct stat st {};
+    const bool in_use = byte_held_by_other(fd, 0) || byte_held_by_other(fd, 1);
+    if (!in_use && fstat(fd, &st) == 0 && st.st_nlink > 0) shm_unlink(path.c_str());
+  }
+  close(fd);  // also drops the setup lock
+}
+
 std::unique_ptr<WireEndpoint> open_shm_endpoint(const std::string& name, std::string* error) {
   const std::string spec = "shm:" + name;
   if (name.empty() || name.size() > 200 || name.find('/') != std::string::npos) {

@@ -204,10 +204,12 @@ def emu_mac(port, vf=0):
 
 
 def testpmd_on_emu(emu_opts, prefix, testpmd_opts, eal_extra=None, interactive=False, pmd=None,
-                   secondaries=False):
+                   secondaries=False, lcores="0-1"):
     """dpdk-testpmd under `mana-emu run`, probing the emulated VF with our PMD (or `pmd`). Its
-    hugepage files are unlinked at once unless secondary processes will need to map them."""
-    eal = ["-l", "0-1", "--file-prefix", prefix, "-m", "256", *pmd_args(pmd)]
+    hugepage files are unlinked at once unless secondary processes will need to map them.
+    `lcores`: an EAL --lcores map (lcore ids of the processes of one DPDK instance must differ: each
+    lcore id has its own mempool cache, shared by every process)."""
+    eal = ["--lcores", lcores, "--file-prefix", prefix, "-m", "256", *pmd_args(pmd)]
     if not secondaries:
         eal.append("--huge-unlink")
     eal += eal_extra if eal_extra is not None else ["-a", EMU_BDF]
@@ -227,6 +229,12 @@ def child_environ(p, name):
             if item.startswith(name.encode() + b"="):
                 return item.split(b"=", 1)[1].decode()
     raise Failure(f"{name} not found in the environment of the children of {p.proc.pid}")
+
+
+def emulated_env(p):
+    """The environment `mana-emu run` gave the program of `p`: a secondary process needs the same
+    view of the emulated VF."""
+    return {k: child_environ(p, k) for k in ("SYSFS_PCI_DEVICES", "MANA_EMU_CONFIG", "LD_PRELOAD")}
 
 
 def emu_ctl(p, *command):

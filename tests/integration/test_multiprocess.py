@@ -9,21 +9,21 @@ import re
 import subprocess
 
 import harness
-from harness import (EMU_BDF, Program, child_environ, emu_ctl, emu_mac, emu_run, expect,
-                     parse_port_stats, pmd_args, testpmd_on_emu)
+from harness import (EMU_BDF, Program, emu_ctl, emu_mac, emu_run, emulated_env, expect,
+                     parse_port_stats, pmd_args, show_port_stats, testpmd_on_emu)
 
 PAIR_PEERS = [f"--eth-peer=0,{emu_mac(1)}", f"--eth-peer=1,{emu_mac(0)}"]
-
-
-def emulated_env(p):
-    """The environment `mana-emu run` gave the primary: a secondary needs the same view."""
-    return {k: child_environ(p, k) for k in ("SYSFS_PCI_DEVICES", "MANA_EMU_CONFIG", "LD_PRELOAD")}
+# Processes of one DPDK instance need distinct lcore ids: each lcore id has one mempool cache,
+# shared by every process, and two lcores using it at once corrupt it (header-processing error
+# completions and decaying rates were seen with `-l 0-1` in both). dpdk-proc-info runs on lcore 0.
+PRIMARY_LCORES = "2@0,3@1"
+SECONDARY_LCORES = "4@0,5@1"
 
 
 def forwarding_primary(prefix):
     p = testpmd_on_emu(["--ports", "2", "--wire", "pair"], prefix,
                        ["--forward-mode=mac", "--auto-start", "--tx-first", "--stats-period", "1",
-                        *PAIR_PEERS], secondaries=True)
+                        *PAIR_PEERS], secondaries=True, lcores=PRIMARY_LCORES)
     p.wait_for(r"Rx-pps:\s+[1-9]")
     return p
 
@@ -49,24 +49,86 @@ def test_proc_info_secondary_reads_stats():
     expect(p.stop() == 0, "primary failed", p)
 
 
+def command(p, line, done):
+    mark = len(p.lines)
+    p.send(line)
+    return p.wait_for(done, start=mark)
+
+
+def error_xstats(p, port):
+    """The non-zero error counters (error completions, drops) among a port's xstats."""
+    mark = len(p.lines)
+    p.send(f"show port xstats {port}")
+    p.send("show port summary all")  # xstats end with the prompt: this line marks their end
+    p.wait_for(r"^#+ NIC extended statistics for port %d" % port, start=mark)
+    p.wait_for(r"^Number of available ports", start=p.last_index + 1)
+    text = "\n".join(p.lines[mark:p.last_index])
+    return {k: int(v) for k, v in re.findall(r"(\w*errors\w*|\w*drop\w*|\w*nombuf\w*):\s+(\d+)", text)
+            if int(v) != 0}
+
+
 def test_secondary_process_forwards_its_own_queues():
     """testpmd's symmetric multi-process mode: the primary forwards queue 0 of both ports, a
     secondary testpmd queue 1 (its own burst calls, doorbells through the primary's doorbell page,
-    its own mempool registered by the primary)."""
-    common = ["--forward-mode=mac", "--rxq=2", "--txq=2", "--num-procs=2", "--txonly-multi-flow",
-              "--stats-period", "1", "--auto-start", "--tx-first", *PAIR_PEERS]
+    its own mempool cache lcores, its own mempool registered by the primary). Then both drain
+    their queues in rxonly mode: every frame sent was received, exactly, with no error completion
+    and no drop anywhere."""
+    common = ["-i", "--forward-mode=mac", "--rxq=2", "--txq=2", "--num-procs=2",
+              "--txonly-multi-flow", *PAIR_PEERS]
     primary = testpmd_on_emu(["--ports", "2", "--wire", "pair"], "mana-smp", [*common, "--proc-id=0"],
-                             eal_extra=["-a", EMU_BDF, "--proc-type=primary"], secondaries=True)
-    primary.wait_for(r"Rx-pps:\s+[1-9]")
-    secondary = Program(["dpdk-testpmd", "-l", "0-1", "--file-prefix", "mana-smp", "--proc-type=secondary",
-                         *pmd_args(), "-a", EMU_BDF, "--", *common, "--proc-id=1"],
-                        env=emulated_env(primary))
-    secondary.wait_for(r"Rx-pps:\s+[1-9]")
-    expect(secondary.stop() == 0, "secondary failed", secondary)
+                             eal_extra=["-a", EMU_BDF, "--proc-type=primary"], secondaries=True,
+                             interactive=True, lcores=PRIMARY_LCORES)
+    primary.wait_for(r"^Done")
+    secondary = Program(["dpdk-testpmd", "--lcores", SECONDARY_LCORES, "--file-prefix", "mana-smp",
+                         "--proc-type=secondary", *pmd_args(), "-a", EMU_BDF, "--", *common,
+                         "--proc-id=1"], env=emulated_env(primary), stdin=subprocess.PIPE)
+    secondary.wait_for(r"^Done")
+    procs = (primary, secondary)
+    for p in procs:
+        command(p, "start tx_first", r"^Logical Core")
+    harness.repeat_until(lambda: show_port_stats(primary),
+                         lambda s: all(s[q].get("RX-packets", 0) > 2000000 for q in (0, 1)),
+                         "both ports to receive 2000000 packets")
+    for p in procs:
+        command(p, "stop", r"^Done\.")
     fwd = harness.parse_forward_stats(secondary.output())
     expect(all(fwd.get(q, {}).get("RX-packets", 0) > 0 and fwd.get(q, {}).get("TX-packets", 0) > 0
                for q in (0, 1)), f"the secondary's own streams: {fwd}", secondary)
-    expect(primary.stop() == 0, "primary failed", primary)
+    # Drain the RX rings of both processes: until the driver has received every frame the device
+    # put into an RQ (a frame the driver lost keeps this from ever holding).
+    for p in procs:
+        p.send("set fwd rxonly")
+        command(p, "start", r"^Logical Core")
+
+    def device_ports():
+        return json.loads(emu_ctl(primary, "counters", "0").split(" ", 1)[1])["ports"]
+
+    harness.repeat_until(lambda: (show_port_stats(primary), device_ports()),
+                         lambda sd: all(sd[0][q]["RX-packets"] == sd[1][q]["rx_frames"]
+                                        for q in (0, 1)),
+                         "the driver to receive every frame the device delivered", timeout=60)
+    for p in procs:
+        command(p, "stop", r"^Done\.")
+    s = show_port_stats(primary)
+    errors = {port: error_xstats(primary, port) for port in (0, 1)}
+    device = device_ports()
+    for p in procs[::-1]:
+        p.send("quit")
+        expect(p.finish() == 0, "testpmd failed", p)
+    # While one process still forwards and the other no longer polls, a frame can find no posted
+    # buffer: the device counts that drop; every other frame sent was received.
+    for tx, rx in ((0, 1), (1, 0)):
+        expect(device[tx]["tx_frames"] == s[tx]["TX-packets"] and
+               s[tx]["TX-packets"] == s[rx]["RX-packets"] + device[rx]["rx_no_wqe_drops"] and
+               device[rx]["rx_frames"] == s[rx]["RX-packets"] and
+               device[tx]["tx_wire_drops"] == 0 and device[rx]["rx_filtered"] == 0,
+               f"port {tx} sent {s[tx]}, port {rx} received {s[rx]}; device: {device}", primary)
+        expect(device[rx]["rx_no_wqe_drops"] != 0 or s[tx]["TX-bytes"] == s[rx]["RX-bytes"],
+               f"port {tx} sent {s[tx]['TX-bytes']} bytes, port {rx} got {s[rx]['RX-bytes']}",
+               primary)
+    expect(errors == {0: {}, 1: {}}, f"error counters: {errors}", primary)
+    for p in procs:
+        expect("mana-emu:" not in p.output(), "the emulator complained", p)
 
 
 def test_telemetry_reports_port_stats():
@@ -80,18 +142,34 @@ def test_telemetry_reports_port_stats():
     expect(p.stop() == 0, "primary failed", p)
 
 
-def test_two_primaries_over_shm_wire():
+def test_two_primaries_over_private_shm_wire():
+    """Two `mana-emu run` processes joined by an shm wire: txonly in one, rxonly in the other.
+
+    This test once saw 0 packets in its 30 s window on a fresh machine. Its link name was the fixed
+    `manatest`, the same in every worktree and CI job on the machine, and it waited only for the
+    receiver: a sender that failed to attach (a concurrent run of the same test held the other end:
+    "the shm link already has both ends attached") or died showed up as "no packets", with the
+    sender's output never shown. The link object also stayed in /dev/shm after every run (the
+    endpoint's destructor does not run when testpmd exits), so an end still held by a process of
+    an earlier or concurrent run was joined instead of a fresh link. Now the link name is private to
+    this run, the sender is watched (attached, sending) before the receiver's count is awaited, and
+    `mana-emu run` removes the object when its command ends and no live process holds an end."""
     mac_a, mac_b = "00:0d:3a:00:0a:01", "00:0d:3a:00:0b:01"
-    b = Program([*emu_run(["--mac", mac_b, "--wire", "shm:manatest"]), "--", "dpdk-testpmd",
+    link = f"mana-mp-{os.getpid()}"
+    b = Program([*emu_run(["--mac", mac_b, "--wire", f"shm:{link}"]), "--", "dpdk-testpmd",
                  *harness.eal_args("mana-shm-b", ["-a", EMU_BDF]), "--", "--forward-mode=rxonly",
                  "--auto-start", "--stats-period", "1"])
     b.wait_for(r"Port 0: " + mac_b.upper())
-    a = Program([*emu_run(["--mac", mac_a, "--wire", "shm:manatest"]), "--", "dpdk-testpmd",
+    a = Program([*emu_run(["--mac", mac_a, "--wire", f"shm:{link}"]), "--", "dpdk-testpmd",
                  *harness.eal_args("mana-shm-a", ["-a", EMU_BDF]), "--", "--forward-mode=txonly",
                  "--auto-start", "--stats-period", "1", f"--eth-peer=0,{mac_b}"])
+    a.wait_for(r"Port 0: " + mac_a.upper())
+    a.wait_for(r"Tx-pps:\s+[1-9]")
     b.wait_for(r"RX-packets:\s+[1-9]\d{3,}")
     expect(a.stop() == 0, "sender failed", a)
     expect(b.stop() == 0, "receiver failed", b)
+    expect(not os.path.exists(f"/dev/shm/mana-emu-{link}"),
+           f"/dev/shm/mana-emu-{link} left behind after both ends exited")
 
 
 def test_hot_removal_raises_removal_event():
@@ -106,4 +184,4 @@ def test_hot_removal_raises_removal_event():
 if __name__ == "__main__":
     harness.main([test_proc_info_secondary_reads_stats, test_secondary_process_forwards_its_own_queues,
                   test_telemetry_reports_port_stats,
-                  test_two_primaries_over_shm_wire, test_hot_removal_raises_removal_event])
+                  test_two_primaries_over_private_shm_wire, test_hot_removal_raises_removal_event])

@@ -11,6 +11,7 @@
 #include <rte_malloc.h>
 
 #include "burst.h"
+#include "kept_queues.h"
 #include "mana_log.h"
 #include "mp.h"
 #include "mtu.h"
@@ -218,6 +219,7 @@ int dev_close(rte_eth_dev* dev) {
   for (uint16_t i = 0; i < dev->data->nb_rx_queues; i++) rx_queue_release(dev, i);
   for (uint16_t i = 0; i < dev->data->nb_tx_queues; i++) tx_queue_release(dev, i);
   mr_events_unsubscribe(&static_cast<ProcessPrivate*>(dev->process_private)->mr_events);
+  free_kept_queues(*priv);
   close_port_resources(*priv);
   rte_free(dev->process_private);
   dev->process_private = nullptr;

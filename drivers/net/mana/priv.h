@@ -165,6 +165,9 @@ struct PortPriv {
   rte_intr_handle* intr;     // device events (verbs async fd)
   rte_intr_handle* rx_intr;  // RX queue interrupts: one completion channel fd per queue
   bool started;
+  // Queue structs by queue id, kept from their first setup until dev_close (kept_queues.h).
+  RxQueue* kept_rxq[RTE_MAX_QUEUES_PER_PORT];
+  TxQueue* kept_txq[RTE_MAX_QUEUES_PER_PORT];
 };
 
 // Process-local data of a port (rte_eth_dev::process_private): what differs between processes.

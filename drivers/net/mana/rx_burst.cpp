@@ -213,9 +213,11 @@ uint16_t rx_burst_inside(RxQueue& q, rte_mbuf** pkts, uint16_t nb_pkts) {
   return out;
 }
 
-// Nothing of the queue is touched unless its gate is open (queue_gate.h).
+// Nothing of the queue is touched unless its gate is open (queue_gate.h). No queue: a secondary
+// polls a queue id the primary released (kept_queues.h).
 template <bool kChecksum, bool kRssHash, bool kVlanStrip>
 uint16_t rx_burst(void* queue, rte_mbuf** pkts, uint16_t nb_pkts) {
+  if (queue == nullptr) return 0;
   RxQueue& q = *static_cast<RxQueue*>(queue);
   if (!gate_enter(q.gate, process_private_of(q.port_id).bursts_open)) return 0;
   const uint16_t n = rx_burst_inside<kChecksum, kRssHash, kVlanStrip>(q, pkts, nb_pkts);

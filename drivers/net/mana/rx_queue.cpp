@@ -8,6 +8,7 @@
 #include <infiniband/verbs.h>
 #include <rte_malloc.h>
 
+#include "kept_queues.h"
 #include "mana_log.h"
 #include "provider_limits.h"
 #include "queue_memory.h"
@@ -172,12 +173,10 @@ int rx_queue_setup(rte_eth_dev* dev, uint16_t idx, uint16_t nb_desc, unsigned so
   const int sock =
       socket == static_cast<unsigned>(SOCKET_ID_ANY) ? priv->socket : static_cast<int>(socket);
   const uint32_t n = ring_size_for(nb_desc, max_desc_of(priv->caps));
-  auto* q = static_cast<RxQueue*>(
-      rte_zmalloc_socket("mana_rxq", sizeof(RxQueue), RTE_CACHE_LINE_SIZE, sock));
+  RxQueue* q = kept_queue_struct(priv->kept_rxq[idx], "mana_rxq", sock);
   rte_mbuf** ring = static_cast<rte_mbuf**>(
       rte_zmalloc_socket("mana_rxq_ring", n * sizeof(rte_mbuf*), RTE_CACHE_LINE_SIZE, sock));
   if (q == nullptr || ring == nullptr) {
-    rte_free(q);
     rte_free(ring);
     MANA_DRV_LOG(ERR, "port %u RX queue %u: out of DPDK memory on socket %d", priv->port_id, idx,
                  sock);
@@ -198,7 +197,7 @@ int rx_queue_setup(rte_eth_dev* dev, uint16_t idx, uint16_t nb_desc, unsigned so
     MANA_DRV_LOG(ERR, "port %u RX queue %u: cannot register mempool %s: %s", priv->port_id, idx,
                  mp->name, strerror(-rc));
     rte_free(ring);
-    rte_free(q);
+    q->mbufs = nullptr;
     return rc;
   }
   dev->data->rx_queues[idx] = q;
@@ -209,9 +208,11 @@ int rx_queue_setup(rte_eth_dev* dev, uint16_t idx, uint16_t nb_desc, unsigned so
 void rx_queue_release(rte_eth_dev* dev, uint16_t idx) {
   RxQueue* q = rxq_of(dev, idx);
   if (q == nullptr) return;
+  // Stopped ports only (the gate is closed already); the struct stays (kept_queues.h).
+  gate_close(q->gate, kGateTimeoutMs);
   destroy_queue_objects(*q);
   rte_free(q->mbufs);
-  rte_free(q);
+  q->mbufs = nullptr;
   dev->data->rx_queues[idx] = nullptr;
 }
 

@@ -102,9 +102,11 @@ uint16_t tx_burst_inside(TxQueue& q, const ProcessPrivate& pp, rte_mbuf** pkts, 
   return sent;
 }
 
-// Nothing of the queue is touched unless its gate is open (queue_gate.h).
+// Nothing of the queue is touched unless its gate is open (queue_gate.h). No queue: a secondary
+// polls a queue id the primary released (kept_queues.h).
 template <bool kChecksum, bool kMultiSeg, bool kVlan, bool kMaybeLongOob>
 uint16_t tx_burst(void* queue, rte_mbuf** pkts, uint16_t nb_pkts) {
+  if (queue == nullptr) return 0;
   TxQueue& q = *static_cast<TxQueue*>(queue);
   const ProcessPrivate& pp = process_private_of(q.port_id);
   if (!gate_enter(q.gate, pp.bursts_open)) return 0;

@@ -42,7 +42,10 @@ int prepare_one(const TxQueue& q, rte_mbuf* m) {
 
 }  // namespace
 
+// No queue (a secondary's queue id the primary released, kept_queues.h): nothing to check, the
+// burst that follows sends nothing.
 uint16_t tx_prepare(void* queue, rte_mbuf** pkts, uint16_t nb_pkts) {
+  if (queue == nullptr) return nb_pkts;
   const TxQueue& q = *static_cast<const TxQueue*>(queue);
   for (uint16_t i = 0; i < nb_pkts; i++) {
     if (const int err = prepare_one(q, pkts[i]); err != 0) {

@@ -8,6 +8,7 @@
 #include <infiniband/verbs.h>
 #include <rte_malloc.h>
 
+#include "kept_queues.h"
 #include "mana_log.h"
 #include "priv.h"
 #include "provider_limits.h"
@@ -107,12 +108,10 @@ int tx_queue_setup(rte_eth_dev* dev, uint16_t idx, uint16_t nb_desc, unsigned so
   const int sock =
       socket == static_cast<unsigned>(SOCKET_ID_ANY) ? priv->socket : static_cast<int>(socket);
   const uint32_t n = ring_size_for(nb_desc, max_desc_of(priv->caps));
-  auto* q = static_cast<TxQueue*>(
-      rte_zmalloc_socket("mana_txq", sizeof(TxQueue), RTE_CACHE_LINE_SIZE, sock));
+  TxQueue* q = kept_queue_struct(priv->kept_txq[idx], "mana_txq", sock);
   auto* descs = static_cast<TxDesc*>(
       rte_zmalloc_socket("mana_txq_ring", n * sizeof(TxDesc), RTE_CACHE_LINE_SIZE, sock));
   if (q == nullptr || descs == nullptr) {
-    rte_free(q);
     rte_free(descs);
     MANA_DRV_LOG(ERR, "port %u TX queue %u: out of DPDK memory on socket %d", priv->port_id, idx,
                  sock);
@@ -140,9 +139,11 @@ int tx_queue_setup(rte_eth_dev* dev, uint16_t idx, uint16_t nb_desc, unsigned so
 void tx_queue_release(rte_eth_dev* dev, uint16_t idx) {
   TxQueue* q = txq_of(dev, idx);
   if (q == nullptr) return;
+  // Stopped ports only (the gate is closed already); the struct stays (kept_queues.h).
+  gate_close(q->gate, kGateTimeoutMs);
   destroy_queue(*q);
   rte_free(q->descs);
-  rte_free(q);
+  q->descs = nullptr;
   dev->data->tx_queues[idx] = nullptr;
 }
 
