@@ -76,10 +76,16 @@ class DeviceImpl final : public Device {
   struct Qp {
     std::unique_ptr<Sq> sq;      // raw QP
     std::unique_ptr<RssQp> rss;  // RSS QP
+    bool released = false;       // its hardware went with a hot removal
   };
 
   // ---- control helpers (device_control.cpp), called with the lock held
   Context* find_context(uint32_t id);
+  // A destroy of an object of a disassociated context: the object goes, the answer is EIO.
+  bool disassociated(uint32_t context_id);
+  // Hot removal: every QP lets go of its vPort, steering and queue ids; every context is
+  // disassociated (its objects stay until destroyed, for `live`).
+  void disassociate_all();
   Pd* find_pd(uint32_t id, uint32_t context_id);
   Cq* find_cq(uint32_t handle, uint32_t context_id);
   Port* find_port(uint32_t ib_port);

@@ -147,6 +147,13 @@ void mr_port_cache_release(MrPortCache& c, const MrRegistrar& r) {
   rte_spinlock_unlock(&c.lock);
 }
 
+void mr_port_cache_drop_all(MrPortCache& c, const MrRegistrar& r) {
+  rte_spinlock_lock(&c.lock);
+  for (uint32_t i = 0; i < c.count; i++) r.dereg(r.ctx, c.entries[i].handle);
+  c.count = c.pool_count = 0;
+  rte_spinlock_unlock(&c.lock);
+}
+
 int mr_register_mempool(MrPortCache& c, rte_mempool* mp, const MrRegistrar& r) {
   rte_spinlock_lock(&c.lock);
   int rc = 0;

@@ -66,6 +66,9 @@ struct MrQueueCache {
 int mr_port_cache_init(MrPortCache& c, int socket);
 // Deregisters every MR and frees the table.
 void mr_port_cache_release(MrPortCache& c, const MrRegistrar& r);
+// Deregisters every MR and forgets every pool, keeping the table: the PD is gone with a removed VF,
+// and the pools are registered again in the new one (recovery.cpp).
+void mr_port_cache_drop_all(MrPortCache& c, const MrRegistrar& r);
 // Registers every memory chunk of `mp` (page-rounded) unless done before. 0 or negative errno.
 int mr_register_mempool(MrPortCache& c, rte_mempool* mp, const MrRegistrar& r);
 // Adds one registered range to the port table (takes the lock). 0 or -ENOMEM.

@@ -148,6 +148,12 @@ struct PortPriv {
   rte_intr_handle* intr;     // device events (verbs async fd)
   rte_intr_handle* rx_intr;  // RX queue interrupts: one completion channel fd per queue
   bool started;
+
+  // Recovery from a VF removal (recovery.h); interrupt thread and control path only.
+  uint32_t recovery;            // Recovery
+  uint32_t in_control;          // 1 while dev_start/stop/close run: recovery steps wait
+  uint32_t recovery_timeout_s;  // devarg recovery_timeout
+  uint64_t recovery_deadline;   // rte_get_timer_cycles() at which recovery gives up
 };
 
 // Process-local data of a port (rte_eth_dev::process_private): what differs between processes.
