@@ -141,7 +141,7 @@ int DeviceImpl::dealloc_pd(uint32_t pd_id) {
   Pd* pd = find_in(pds_, pd_id);
   if (pd == nullptr) return EINVAL;
   if (disassociated(pd->context_id)) {
-    pds_.erase(pd_id);
+    if (disassociate_frees_) pds_.erase(pd_id);
     return EIO;
   }
   if (pd->users != 0) return EBUSY;
@@ -178,6 +178,7 @@ int DeviceImpl::dereg_mr(uint32_t lkey) {
   Mr* mr = find_in(mrs_, lkey);
   if (mr == nullptr) return EINVAL;
   const bool gone = disassociated(mr->context_id);
+  if (gone && !disassociate_frees_) return EIO;
   if (!gone) --find_in(pds_, mr->pd_id)->users;
   mr_table_.erase(lkey);
   mrs_.erase(lkey);
@@ -216,7 +217,7 @@ int DeviceImpl::destroy_cq(uint32_t cq_handle) {
   Cq* cq = find_in(cqs_, cq_handle);
   if (cq == nullptr) return EINVAL;
   if (disassociated(cq->context_id)) {
-    cqs_.erase(cq_handle);
+    if (disassociate_frees_) cqs_.erase(cq_handle);
     return EIO;
   }
   if (cq->users != 0) return EBUSY;
@@ -260,7 +261,7 @@ int DeviceImpl::destroy_wq(uint32_t wq_handle) {
   Rq* rq = find_in(wqs_, wq_handle);
   if (rq == nullptr) return EINVAL;
   if (disassociated(rq->context_id)) {
-    wqs_.erase(wq_handle);
+    if (disassociate_frees_) wqs_.erase(wq_handle);
     return EIO;
   }
   if (rq->rss != nullptr) return EBUSY;
@@ -464,7 +465,7 @@ int DeviceImpl::destroy_qp(uint32_t qp_handle) {
   auto it = qps_.find(qp_handle);
   if (it == qps_.end()) return EINVAL;
   if (it->second.released) {
-    qps_.erase(it);
+    if (disassociate_frees_) qps_.erase(it);
     return EIO;
   }
   uint32_t pd_id, context_id;
@@ -536,6 +537,11 @@ void DeviceImpl::disassociate_all() {
 bool DeviceImpl::present() const { return present_; }
 
 void DeviceImpl::set_poll_doorbells(bool on) { poll_doorbells_ = on; }
+
+void DeviceImpl::set_disassociate_destroy(bool frees) {
+  std::lock_guard g(lock_);
+  disassociate_frees_ = frees;
+}
 
 QueueCounters DeviceImpl::sq_counters(uint32_t sq_id) const {
   std::lock_guard g(lock_);

@@ -59,6 +59,7 @@ class DeviceImpl final : public Device {
 
   void ring(uint32_t context_id, uint32_t offset, uint64_t value) override;
   void set_poll_doorbells(bool on) override;
+  void set_disassociate_destroy(bool frees) override;
   unsigned poll() override;
 
   void set_netdev_up(uint32_t port, bool up) override;
@@ -144,6 +145,7 @@ class DeviceImpl final : public Device {
   mutable std::mutex lock_;
   std::atomic<bool> present_{true};
   std::atomic<bool> poll_doorbells_{false};
+  bool disassociate_frees_ = true;
   DoorbellQueue doorbells_;
   uint64_t bad_doorbells_ = 0;
   bool warned_bad_doorbell_ = false;

@@ -108,6 +108,7 @@ int Runtime::acquire_device(VfRuntime& vf, Device** out) {
       return ENODEV;
     }
     device->set_poll_doorbells(poll_doorbells());
+    device->set_disassociate_destroy(destroy_result(EIO) == 0);
     vf.owner_lock_fd = fd;
     vf.device = std::move(device);
     thread_.set_cpu(config_.device_cpu);

@@ -224,6 +224,24 @@ TEST(DeviceControl, HotRemovalFailsCreatesAndDestroysFree) {
   EXPECT_EQ(d.dev().destroy_qp(tx.qp), EINVAL);  // gone
 }
 
+// Without RDMAV_ALLOW_DISASSOC_DESTROY libibverbs keeps its memory after the EIO: the objects stay
+// counted, which is how `live` shows the leak.
+TEST(DeviceControl, DisassociatedDestroyWithoutTheVariableLeaks) {
+  Driver d(test_config(1));
+  TxQueue tx(d, 1);
+  ASSERT_EQ(tx.status, 0);
+  d.dev().set_disassociate_destroy(false);
+  d.dev().set_present(false);
+  EXPECT_EQ(d.dev().destroy_qp(tx.qp), EIO);
+  EXPECT_EQ(d.dev().destroy_cq(tx.cq.handle), EIO);
+  EXPECT_EQ(d.dev().dereg_mr(d.lkey), EIO);
+  EXPECT_EQ(d.dev().dealloc_pd(d.pd), EIO);
+  EXPECT_EQ(d.dev().close_context(d.ctx), 0);
+  const LiveObjects l = d.dev().live_objects();
+  EXPECT_EQ(l.pds + l.mrs + l.cqs + l.sqs, 4u);
+  EXPECT_EQ(l.contexts, 0u);
+}
+
 // Objects the driver never destroyed stay listed (a user-space leak, visible in `live`) but hold
 // no hardware: after re-add a new context takes the vPort; the old context creates nothing.
 TEST(DeviceControl, ReAddedVfStartsWithAFreeVport) {
