@@ -226,6 +226,34 @@ def test_removal_handled_by_closing_the_port():
     expect(p.finish() == 0, "testpmd failed", p)
 
 
+def test_recovery_timeout_reports_failure():
+    """recovery_timeout=1 (devargs): a VF that is not back in time gives RECOVERY_FAILED with the
+    old objects freed; the port then refuses to start, saying why, and closes cleanly."""
+    p = testpmd_on_emu(["--ports", "1"], "mana-recovery-timeout",
+                       ["-i", "--no-rmv-interrupt", "--forward-mode=txonly",
+                        f"--eth-peer=0,{emu_mac(0)}"],
+                       eal_extra=["-a", f"{EMU_BDF},recovery_timeout=1"], interactive=True)
+    p.wait_for(rf"Port 0: {emu_mac(0).upper()}")
+    p.send("start")
+    mark = len(p.lines)
+    emu_ctl(p, "remove", "0")
+    p.wait_for(r"Port 0: error recovering event", start=mark)
+    p.wait_for(r"Port 0: error recovery failed event", start=mark, timeout=10)
+    p.wait_for(r"no VF with MAC 00:0D:3A:00:00:01 came back within recovery_timeout=1 s",
+               start=mark)
+    expect(live(p) == NO_OBJECTS, f"objects left after the failed recovery: {live(p)}", p)
+    emu_ctl(p, "add", "0")
+    command(p, "stop")
+    command(p, "port stop 0")
+    mark = len(p.lines)
+    p.send("port start 0")
+    p.wait_for(r"cannot start the port: the VF was removed and did not come back: close the port",
+               start=mark)
+    p.send("quit")
+    expect(p.finish() == 0, "testpmd failed", p)
+
+
 if __name__ == "__main__":
-    harness.main([test_removal_handled_by_closing_the_port, test_secondary_resumes_after_recovery,
+    harness.main([test_removal_handled_by_closing_the_port, test_recovery_timeout_reports_failure,
+                  test_secondary_resumes_after_recovery,
                   test_txonly_recovers_across_20_cycles, test_io_forwarding_recovers_across_20_cycles])
