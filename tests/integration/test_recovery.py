@@ -203,17 +203,24 @@ def test_secondary_resumes_after_recovery():
     expect(primary.stop() == 0, "primary failed", primary)
 
 
-def test_removal_handled_by_closing_the_port():
-    """testpmd's default: on the removal event it stops, closes and detaches the port. Every object
-    is freed while the VF is away, and after `add` the port can be attached and started again (no
-    false 'kernel interface is up' message)."""
-    p = testpmd_on_emu(["--ports", "1"], "mana-recovery-rmv",
-                       ["-i", "--forward-mode=txonly", f"--eth-peer=0,{emu_mac(0)}"],
-                       interactive=True)
+def one_port_removed(prefix, opts, eal_extra=None):
+    """testpmd sending on one port, then the VF removed. Returns testpmd and the line of the
+    removal."""
+    p = testpmd_on_emu(["--ports", "1"], prefix,
+                       ["-i", "--forward-mode=txonly", f"--eth-peer=0,{emu_mac(0)}", *opts],
+                       eal_extra=eal_extra, interactive=True)
     p.wait_for(rf"Port 0: {emu_mac(0).upper()}")
     p.send("start")
     mark = len(p.lines)
     emu_ctl(p, "remove", "0")
+    return p, mark
+
+
+def test_removal_handled_by_closing_the_port():
+    """testpmd's default: on the removal event it stops, closes and detaches the port. Every object
+    is freed while the VF is away, and after `add` the port can be attached and started again (no
+    false 'kernel interface is up' message)."""
+    p, mark = one_port_removed("mana-recovery-rmv", [])
     p.wait_for(r"Port 0: device removal event", start=mark)
     p.wait_for(r"Port 0 is closed", start=mark, timeout=30)
     repeat_until(lambda: (time.sleep(0.05), live(p))[1], lambda v: v == NO_OBJECTS,
@@ -236,14 +243,8 @@ def test_removal_handled_by_closing_the_port():
 def test_recovery_timeout_reports_failure():
     """recovery_timeout=1 (devargs): a VF that is not back in time gives RECOVERY_FAILED with the
     old objects freed; the port then refuses to start, saying why, and closes cleanly."""
-    p = testpmd_on_emu(["--ports", "1"], "mana-recovery-timeout",
-                       ["-i", "--no-rmv-interrupt", "--forward-mode=txonly",
-                        f"--eth-peer=0,{emu_mac(0)}"],
-                       eal_extra=["-a", f"{EMU_BDF},recovery_timeout=1"], interactive=True)
-    p.wait_for(rf"Port 0: {emu_mac(0).upper()}")
-    p.send("start")
-    mark = len(p.lines)
-    emu_ctl(p, "remove", "0")
+    p, mark = one_port_removed("mana-recovery-timeout", ["--no-rmv-interrupt"],
+                               ["-a", f"{EMU_BDF},recovery_timeout=1"])
     p.wait_for(r"Port 0: error recovering event", start=mark)
     p.wait_for(r"Port 0: error recovery failed event", start=mark, timeout=10)
     p.wait_for(r"no VF with MAC 00:0D:3A:00:00:01 came back within recovery_timeout=1 s",
