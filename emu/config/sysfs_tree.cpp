@@ -14,6 +14,11 @@ std::string removed_ib_dir(const std::string& root, const std::string& ibdev) {
   return root + "/removed/infiniband/" + ibdev;
 }
 
+std::string pci_uevent(const std::string& pci_addr) {
+  return "DRIVER=mana\nPCI_CLASS=20000\nPCI_ID=1414:00BA\nPCI_SUBSYS_ID=1414:0001\nPCI_SLOT_NAME=" +
+         pci_addr;
+}
+
 // Builds files one after the other, keeping the first error.
 class TreeWriter {
  public:
@@ -50,10 +55,7 @@ void write_pci_device(const EmuConfig& config, uint32_t vf, TreeWriter* w) {
         std::string(i ? "\n" : "") + "0x0000000000000000 0x0000000000000000 0x0000000000000000";
   }
   w->file(dir + "/resource", resource);
-  w->file(
-      dir + "/uevent",
-      "DRIVER=mana\nPCI_CLASS=20000\nPCI_ID=1414:00BA\nPCI_SUBSYS_ID=1414:0001\nPCI_SLOT_NAME=" +
-          cfg.pci_addr);
+  w->file(dir + "/uevent", pci_uevent(cfg.pci_addr));
   w->symlink(config.root + "/sys/bus/pci/drivers/mana", dir + "/driver");
   for (size_t p = 0; p < cfg.ports.size(); ++p) {
     const PortConfig& port = cfg.ports[p];
@@ -116,7 +118,8 @@ bool vf_present(const EmuConfig& config, uint32_t vf) {
   return vf < config.vfs.size() && path_exists(pci_device_dir(config, vf));
 }
 
-bool set_vf_present(const EmuConfig& config, uint32_t vf, bool present, std::string* error) {
+bool set_vf_present(EmuConfig& config, uint32_t vf, bool present, std::string* error,
+                    const std::string& new_pci) {
   if (vf >= config.vfs.size()) {
     *error = "no VF " + std::to_string(vf);
     return false;
@@ -125,17 +128,33 @@ bool set_vf_present(const EmuConfig& config, uint32_t vf, bool present, std::str
     *error = "VF " + std::to_string(vf) + (present ? " is present" : " is already removed");
     return false;
   }
-  const std::string pci_live = pci_device_dir(config, vf), pci_gone = removed_pci_dir(config, vf);
+  const bool moves = present && !new_pci.empty() && new_pci != config.vfs[vf].pci_addr;
+  if (moves) {
+    for (const VfConfig& other : config.vfs) {
+      if (other.pci_addr == new_pci) {
+        *error = "PCI address " + new_pci + " is taken by another VF";
+        return false;
+      }
+    }
+  }
+  const std::string pci_gone = removed_pci_dir(config, vf);
+  if (moves) config.vfs[vf].pci_addr = new_pci;  // the function comes back on another slot
+  const std::string pci_live = pci_device_dir(config, vf);
   if (!(present ? move_path(pci_gone, pci_live, error) : move_path(pci_live, pci_gone, error))) {
     return false;
   }
+  TreeWriter w(error);
+  if (moves) w.file(pci_live + "/uevent", pci_uevent(new_pci));
   for (const IbDeviceInfo& dev : ib_devices(config)) {
     if (dev.vf != vf) continue;
     const std::string live = ib_device_dir(config.root, dev.name);
     const std::string gone = removed_ib_dir(config.root, dev.name);
     if (!(present ? move_path(gone, live, error) : move_path(live, gone, error))) return false;
+    if (moves &&
+        !(remove_tree(live + "/device", error) && make_symlink(pci_live, live + "/device", error)))
+      return false;
   }
-  return true;
+  return w.ok();
 }
 
 bool set_operstate(const EmuConfig& config, uint32_t vf, uint32_t port, bool up,

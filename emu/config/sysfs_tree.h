@@ -31,8 +31,11 @@ std::string uverbs_dir(const std::string& root, uint32_t index);
 bool write_sysfs_tree(const EmuConfig& config, std::string* error);
 
 // Hot removal: moves the VF's PCI folder and its RDMA device folders to R/removed/ (present=false)
-// and back (present=true). Moving to the state the VF is already in is an error.
-bool set_vf_present(const EmuConfig& config, uint32_t vf, bool present, std::string* error);
+// and back (present=true). Moving to the state the VF is already in is an error. `new_pci` (add
+// only, canonical form): the function comes back at that PCI address, as Azure may re-add a VF on
+// another bus; config.vfs[vf].pci_addr follows, the RDMA devices keep their names.
+bool set_vf_present(EmuConfig& config, uint32_t vf, bool present, std::string* error,
+                    const std::string& new_pci = {});
 bool vf_present(const EmuConfig& config, uint32_t vf);
 
 // Writes `up`/`down` to the port's net/<ifname>/operstate (also while the VF is removed).

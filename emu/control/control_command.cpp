@@ -102,6 +102,13 @@ bool parse_control_command(std::string_view line, ControlCommand* out, std::stri
       return fail(error, "expected up or down, got " + quote_for_error(w[3]));
     }
     cmd.up = w[3] == "up";
+  } else if (verb == "add" && w.size() == 4) {
+    // add <vf> --pci <bdf>: the VF comes back at another PCI address
+    cmd.kind = ControlCommand::Kind::kAdd;
+    if (!number(w[1], 0, kMaxIndex, "vf", &cmd.vf, error)) return false;
+    if (w[2] != "--pci") return fail(error, "usage: add <vf> [--pci dddd:bb:dd.f]");
+    if (!parse_pci_addr(w[3], &cmd.pci))
+      return fail(error, "bad PCI address " + quote_for_error(w[3]) + " (dddd:bb:dd.f)");
   } else if (verb == "remove" || verb == "add" || verb == "counters" || verb == "live") {
     if (!expect_words(w, 2, (std::string(verb) + " <vf>").c_str(), error)) return false;
     cmd.kind = verb == "remove"     ? ControlCommand::Kind::kRemove
@@ -171,7 +178,7 @@ std::string ControlTargets::execute(const ControlCommand& cmd) {
     case ControlCommand::Kind::kRemove:
       return toggle_presence(cmd.vf, device, false);
     case ControlCommand::Kind::kAdd:
-      return toggle_presence(cmd.vf, device, true);
+      return toggle_presence(cmd.vf, device, true, cmd.pci);
     case ControlCommand::Kind::kFault:
       device->inject(cmd.fault);
       return "ok fault armed";
@@ -189,16 +196,21 @@ std::string ControlTargets::execute(const ControlCommand& cmd) {
   return "error internal";
 }
 
-std::string ControlTargets::toggle_presence(uint32_t vf, Device* device, bool present) {
+std::string ControlTargets::toggle_presence(uint32_t vf, Device* device, bool present,
+                                            const std::string& new_pci) {
   if (device->present() == present) {
     return "error VF " + std::to_string(vf) + (present ? " is present" : " is already removed");
   }
+  if (!new_pci.empty() && !config_) return "error no run folder: --pci needs one";
   std::string error;
   if (!present) device->set_present(false);  // queues die before the sysfs entries vanish
-  if (config_ && !set_vf_present(*config_, vf, present, &error)) return "error " + error;
+  if (config_ && !set_vf_present(*config_, vf, present, &error, new_pci)) return "error " + error;
   if (present) device->set_present(true);
   if (hooks_.presence_changed) hooks_.presence_changed(vf, present);
-  return std::string("ok VF ") + std::to_string(vf) + (present ? " added" : " removed");
+  std::string reply =
+      std::string("ok VF ") + std::to_string(vf) + (present ? " added" : " removed");
+  if (!new_pci.empty()) reply += " at " + config_->vfs[vf].pci_addr;
+  return reply;
 }
 
 std::string ControlTargets::counters_json(uint32_t vf, const Device& device) {

@@ -1,6 +1,6 @@
 // The control channel's commands (one text line each, one reply line each; doc/emulator.md):
 //   netdev <vf> <port> up|down
-//   remove <vf> | add <vf>
+//   remove <vf> | add <vf> [--pci <bdf>]
 //   fault <vf> <port> tx|rx error-cqe <cqe_type> <count> [skip <n>] [every <k>]
 //   fault <vf> <port> tx|rx bad-lkey <count>
 //   counters <vf> | live <vf>
@@ -29,6 +29,7 @@ struct ControlCommand {
   uint32_t port = 0;  // kNetdev, kFault (0-based)
   bool up = false;    // kNetdev
   Fault fault;        // kFault (its port is `port`)
+  std::string pci;    // kAdd: the new PCI address (canonical), empty: the old one
 };
 
 // Parses one command line (no trailing newline needed). `error` gets the reason.
@@ -64,7 +65,8 @@ class ControlTargets {
 
  private:
   Device* device_of(uint32_t vf);
-  std::string toggle_presence(uint32_t vf, Device* device, bool present);
+  std::string toggle_presence(uint32_t vf, Device* device, bool present,
+                              const std::string& new_pci = {});
   std::string counters_json(uint32_t vf, const Device& device);
 
   std::optional<EmuConfig> config_;

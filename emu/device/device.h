@@ -184,6 +184,10 @@ class Device {
   // Hot removal: every queue dies (no further completions), async fatal events are raised by the
   // verbs layer; `present(false)` makes every control call fail with ENODEV until `present(true)`.
   virtual void set_present(bool present) = 0;
+  // Whether a destroy of an object of a disassociated context frees it (libibverbs frees its
+  // memory only with RDMAV_ALLOW_DISASSOC_DESTROY, doc/hardware.md §2.7): when false the object
+  // stays counted by live_objects, as the user-space memory that still holds it. Default true.
+  virtual void set_disassociate_destroy(bool frees) = 0;
   virtual bool present() const = 0;
 
   virtual QueueCounters sq_counters(uint32_t sq_id) const = 0;

@@ -70,6 +70,11 @@ DeviceImpl::~DeviceImpl() = default;
 
 Context* DeviceImpl::find_context(uint32_t id) { return find_in(contexts_, id); }
 
+bool DeviceImpl::disassociated(uint32_t context_id) {
+  const Context* ctx = find_context(context_id);
+  return ctx == nullptr || ctx->disassociated;
+}
+
 Pd* DeviceImpl::find_pd(uint32_t id, uint32_t context_id) {
   Pd* pd = find_in(pds_, id);
   return pd && pd->context_id == context_id ? pd : nullptr;
@@ -103,10 +108,13 @@ int DeviceImpl::open_context(volatile uint64_t* page, uint32_t* context_id) {
 
 int DeviceImpl::close_context(uint32_t context_id) {
   std::lock_guard g(lock_);
-  if (!present_) return ENODEV;
   settle_doorbells();
   Context* ctx = find_context(context_id);
   if (ctx == nullptr) return EINVAL;
+  if (ctx->disassociated) {  // objects not destroyed stay listed by `live`: a user-space leak
+    contexts_.erase(context_id);
+    return 0;
+  }
   if (ctx->users != 0) return EBUSY;
   erase_value(context_list_, ctx);
   contexts_.erase(context_id);
@@ -118,6 +126,7 @@ int DeviceImpl::alloc_pd(uint32_t context_id, uint32_t* pd_id) {
   if (!present_) return ENODEV;
   Context* ctx = find_context(context_id);
   if (ctx == nullptr || pd_id == nullptr) return EINVAL;
+  if (ctx->disassociated) return EIO;
   auto pd = std::make_unique<Pd>();
   pd->id = next_handle_++;
   pd->context_id = context_id;
@@ -129,9 +138,12 @@ int DeviceImpl::alloc_pd(uint32_t context_id, uint32_t* pd_id) {
 
 int DeviceImpl::dealloc_pd(uint32_t pd_id) {
   std::lock_guard g(lock_);
-  if (!present_) return ENODEV;
   Pd* pd = find_in(pds_, pd_id);
   if (pd == nullptr) return EINVAL;
+  if (disassociated(pd->context_id)) {
+    if (disassociate_frees_) pds_.erase(pd_id);
+    return EIO;
+  }
   if (pd->users != 0) return EBUSY;
   --find_context(pd->context_id)->users;
   pds_.erase(pd_id);
@@ -144,10 +156,12 @@ int DeviceImpl::reg_mr(uint32_t pd_id, uint64_t addr, uint64_t length, uint32_t 
   if (!present_) return ENODEV;
   Pd* pd = find_in(pds_, pd_id);
   if (pd == nullptr || lkey == nullptr) return EINVAL;
+  if (disassociated(pd->context_id)) return EIO;
   if ((access & ~kValidMrAccess) != 0) return EINVAL;
   if (length == 0 || length > config_.limits.max_mr_size || addr + length < addr) return EINVAL;
   auto mr = std::make_unique<Mr>();
   mr->pd_id = pd_id;
+  mr->context_id = pd->context_id;
   mr->addr = addr;
   mr->len = length;
   mr->access = access;
@@ -161,13 +175,14 @@ int DeviceImpl::reg_mr(uint32_t pd_id, uint64_t addr, uint64_t length, uint32_t 
 
 int DeviceImpl::dereg_mr(uint32_t lkey) {
   std::lock_guard g(lock_);
-  if (!present_) return ENODEV;
   Mr* mr = find_in(mrs_, lkey);
   if (mr == nullptr) return EINVAL;
-  --find_in(pds_, mr->pd_id)->users;
+  const bool gone = disassociated(mr->context_id);
+  if (gone && !disassociate_frees_) return EIO;
+  if (!gone) --find_in(pds_, mr->pd_id)->users;
   mr_table_.erase(lkey);
   mrs_.erase(lkey);
-  return 0;
+  return gone ? EIO : 0;
 }
 
 // ---- CQs and WQs
@@ -178,6 +193,7 @@ int DeviceImpl::create_cq(uint32_t context_id, void* buf, uint32_t count, CqEven
   if (!present_) return ENODEV;
   Context* ctx = find_context(context_id);
   if (ctx == nullptr || cq_handle == nullptr) return EINVAL;
+  if (ctx->disassociated) return EIO;
   if (count == 0 || count > config_.limits.max_cqe) return EINVAL;
   if (buf == nullptr || !page_aligned(buf)) return EINVAL;
   auto cq = std::make_unique<Cq>();
@@ -197,10 +213,13 @@ int DeviceImpl::create_cq(uint32_t context_id, void* buf, uint32_t count, CqEven
 
 int DeviceImpl::destroy_cq(uint32_t cq_handle) {
   std::lock_guard g(lock_);
-  if (!present_) return ENODEV;
   settle_doorbells();
   Cq* cq = find_in(cqs_, cq_handle);
   if (cq == nullptr) return EINVAL;
+  if (disassociated(cq->context_id)) {
+    if (disassociate_frees_) cqs_.erase(cq_handle);
+    return EIO;
+  }
   if (cq->users != 0) return EBUSY;
   --find_context(cq->context_id)->users;
   cqs_.erase(cq_handle);
@@ -216,6 +235,7 @@ int DeviceImpl::create_wq(uint32_t context_id, uint32_t pd_id, void* buf, uint32
   Pd* pd = find_pd(pd_id, context_id);
   Cq* cq = find_cq(cq_handle, context_id);
   if (ctx == nullptr || pd == nullptr || cq == nullptr || wq_handle == nullptr) return EINVAL;
+  if (ctx->disassociated) return EIO;
   if (max_wr == 0 || max_wr > config_.limits.max_qp_wr) return EINVAL;
   if (max_sge > config_.limits.max_recv_sge) return EINVAL;
   if (!valid_ring(buf, size_bytes)) return EINVAL;
@@ -237,10 +257,13 @@ int DeviceImpl::create_wq(uint32_t context_id, uint32_t pd_id, void* buf, uint32
 
 int DeviceImpl::destroy_wq(uint32_t wq_handle) {
   std::lock_guard g(lock_);
-  if (!present_) return ENODEV;
   settle_doorbells();
   Rq* rq = find_in(wqs_, wq_handle);
   if (rq == nullptr) return EINVAL;
+  if (disassociated(rq->context_id)) {
+    if (disassociate_frees_) wqs_.erase(wq_handle);
+    return EIO;
+  }
   if (rq->rss != nullptr) return EBUSY;
   --rq->cq->users;
   --find_in(pds_, rq->pd_id)->users;
@@ -305,6 +328,7 @@ int DeviceImpl::create_raw_qp(uint32_t context_id, uint32_t pd_id, uint32_t port
   Cq* cq = find_cq(cq_handle, context_id);
   Port* port = find_port(port_num);
   if (ctx == nullptr || pd == nullptr || cq == nullptr || port == nullptr) return EINVAL;
+  if (ctx->disassociated) return EIO;
   if (out == nullptr || qp_handle == nullptr) return EINVAL;
   if (max_send_wr == 0 || max_send_wr > config_.limits.max_qp_wr) return EINVAL;
   if (max_send_sge > config_.limits.max_send_sge) return EINVAL;
@@ -349,6 +373,7 @@ int DeviceImpl::create_rss_qp(uint32_t context_id, uint32_t pd_id, uint32_t port
   Pd* pd = find_pd(pd_id, context_id);
   Port* port = find_port(port_num);
   if (ctx == nullptr || pd == nullptr || port == nullptr) return EINVAL;
+  if (ctx->disassociated) return EIO;
   if (wq_handles == nullptr || out == nullptr || qp_handle == nullptr) return EINVAL;
   if ((1u << log_size) > hw::kRssTableSize || log_size > 31) return EINVAL;
   if (hash_function != kToeplitz || key == nullptr || key_len != hw::kRssKeySize) return EINVAL;
@@ -436,10 +461,13 @@ void DeviceImpl::destroy_rss_qp(RssQp& rss) {
 
 int DeviceImpl::destroy_qp(uint32_t qp_handle) {
   std::lock_guard g(lock_);
-  if (!present_) return ENODEV;
   settle_doorbells();
   auto it = qps_.find(qp_handle);
   if (it == qps_.end()) return EINVAL;
+  if (it->second.released) {
+    if (disassociate_frees_) qps_.erase(it);
+    return EIO;
+  }
   uint32_t pd_id, context_id;
   if (it->second.sq) {
     pd_id = it->second.sq->pd_id;
@@ -485,13 +513,35 @@ void DeviceImpl::set_present(bool present) {
     for (auto& [h, cq] : cqs_) cq->dead = true;
     for (auto& [h, rq] : wqs_) rq->dead = true;
     for (Sq* sq : sqs_) sq->dead = true;
+    disassociate_all();
   }
   present_ = present;
+}
+
+// What the uverbs core does when a device goes away under open contexts (ib_uverbs_remove_one ->
+// uverbs_destroy_ufile_hw): the hardware objects are freed at once, the user's handles stay
+// until the user destroys them (doc/hardware.md §2.7). A re-added VF starts with a free vPort.
+void DeviceImpl::disassociate_all() {
+  for (auto& [h, qp] : qps_) {
+    if (qp.released) continue;
+    if (qp.sq)
+      destroy_raw_qp(*qp.sq);
+    else
+      destroy_rss_qp(*qp.rss);
+    qp.released = true;
+  }
+  for (auto& [id, ctx] : contexts_) ctx->disassociated = true;
+  context_list_.clear();
 }
 
 bool DeviceImpl::present() const { return present_; }
 
 void DeviceImpl::set_poll_doorbells(bool on) { poll_doorbells_ = on; }
+
+void DeviceImpl::set_disassociate_destroy(bool frees) {
+  std::lock_guard g(lock_);
+  disassociate_frees_ = frees;
+}
 
 QueueCounters DeviceImpl::sq_counters(uint32_t sq_id) const {
   std::lock_guard g(lock_);

@@ -60,6 +60,8 @@ WorkQueue* DeviceImpl::doorbell_queue(uint32_t context_id, uint64_t value, Queue
 }
 
 void DeviceImpl::apply_doorbell(uint32_t context_id, uint32_t offset, uint64_t value) {
+  // A store into the page of a hot-removed function reaches no hardware.
+  if (const Context* c = find_context(context_id); c != nullptr && c->disassociated) return;
   bool ok = false;
   if (offset == hw::kSqDoorbellOffset || offset == hw::kRqDoorbellOffset) {
     const bool rq = offset == hw::kRqDoorbellOffset;

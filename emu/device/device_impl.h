@@ -59,6 +59,7 @@ class DeviceImpl final : public Device {
 
   void ring(uint32_t context_id, uint32_t offset, uint64_t value) override;
   void set_poll_doorbells(bool on) override;
+  void set_disassociate_destroy(bool frees) override;
   unsigned poll() override;
 
   void set_netdev_up(uint32_t port, bool up) override;
@@ -76,10 +77,16 @@ class DeviceImpl final : public Device {
   struct Qp {
     std::unique_ptr<Sq> sq;      // raw QP
     std::unique_ptr<RssQp> rss;  // RSS QP
+    bool released = false;       // its hardware went with a hot removal
   };
 
   // ---- control helpers (device_control.cpp), called with the lock held
   Context* find_context(uint32_t id);
+  // A destroy of an object of a disassociated context: the object goes, the answer is EIO.
+  bool disassociated(uint32_t context_id);
+  // Hot removal: every QP lets go of its vPort, steering and queue ids; every context is
+  // disassociated (its objects stay until destroyed, for `live`).
+  void disassociate_all();
   Pd* find_pd(uint32_t id, uint32_t context_id);
   Cq* find_cq(uint32_t handle, uint32_t context_id);
   Port* find_port(uint32_t ib_port);
@@ -138,6 +145,7 @@ class DeviceImpl final : public Device {
   mutable std::mutex lock_;
   std::atomic<bool> present_{true};
   std::atomic<bool> poll_doorbells_{false};
+  bool disassociate_frees_ = true;
   DoorbellQueue doorbells_;
   uint64_t bad_doorbells_ = 0;
   bool warned_bad_doorbell_ = false;

@@ -22,6 +22,9 @@ struct Context {
   std::array<uint64_t, 3> last_sampled{};  // SQ, RQ, CQ slots as last seen in poll mode
   uint32_t users = 0;                      // PDs, CQs, WQs, QPs created in it
   uint32_t sqs = 0, rqs = 0;               // instantiated queues ringing through this page
+  // Hot removal disassociated it (doc/hardware.md §2.7): its hardware is gone, every create fails
+  // and every destroy of its objects frees the object and answers EIO, as uverbs does.
+  bool disassociated = false;
 };
 
 struct Pd {
@@ -33,6 +36,7 @@ struct Pd {
 struct Mr {
   uint32_t lkey = 0;
   uint32_t pd_id = 0;
+  uint32_t context_id = 0;
   uint64_t addr = 0;
   uint64_t len = 0;
   uint32_t access = 0;

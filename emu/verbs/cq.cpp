@@ -132,7 +132,7 @@ MANA_EMU_EXPORT int ibv_destroy_cq(ibv_cq* cq) {
   Runtime* rt = Runtime::get();
   std::lock_guard<std::mutex> guard(rt->lock());
   rt->settle_doorbells();
-  const int rc = ctx->device->destroy_cq(emu(cq)->handle);
+  const int rc = destroy_result(ctx->device->destroy_cq(emu(cq)->handle));
   if (rc != 0) return rc;  // EBUSY while a queue is bound to it
   free_cq(ctx, emu(cq));
   return 0;

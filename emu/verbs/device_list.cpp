@@ -46,6 +46,7 @@ bool is_emu_device(const ibv_device* dev) {
 MANA_EMU_EXPORT ibv_device** ibv_get_device_list(int* num_devices) {
   Runtime* rt = Runtime::get();
   if (rt == nullptr) return real_get_device_list(num_devices);
+  latch_disassociate_destroy();
   int real_count = 0;
   const int saved_errno = errno;
   ibv_device** real = real_get_device_list(&real_count);  // none (or no RDMA at all) is fine

@@ -94,7 +94,7 @@ MANA_EMU_EXPORT int ibv_dealloc_pd(ibv_pd* pd) {
   EmuPd* p = emu(pd);
   if (!p->parent) {  // a parent domain is user memory only
     std::lock_guard<std::mutex> guard(Runtime::get()->lock());
-    int rc = emu(pd->context)->device->dealloc_pd(p->pd_id);
+    int rc = destroy_result(emu(pd->context)->device->dealloc_pd(p->pd_id));
     if (rc != 0) return rc;
   }
   delete p;
@@ -139,7 +139,7 @@ MANA_EMU_EXPORT int ibv_dereg_mr(ibv_mr* mr) {
   }
   {
     std::lock_guard<std::mutex> guard(Runtime::get()->lock());
-    int rc = emu(mr->context)->device->dereg_mr(mr->lkey);
+    int rc = destroy_result(emu(mr->context)->device->dereg_mr(mr->lkey));
     if (rc != 0) return rc;
   }
   delete emu(mr);

@@ -163,7 +163,7 @@ MANA_EMU_EXPORT int ibv_destroy_qp(ibv_qp* qp) {
   Runtime* rt = Runtime::get();
   std::lock_guard<std::mutex> guard(rt->lock());
   rt->settle_doorbells();
-  const int rc = ctx->device->destroy_qp(q->handle);
+  const int rc = destroy_result(ctx->device->destroy_qp(q->handle));
   if (rc != 0) return rc;
   if (!q->rss) {
     --ctx->live_sqs;

@@ -67,7 +67,6 @@ bool Runtime::load(const char* path) {
     auto vf = std::make_unique<VfRuntime>();
     vf->index = i;
     vf->config = config_.vfs[i];
-    vf->pci_sysfs = pci_device_dir(config_, i);
     vfs_.push_back(std::move(vf));
   }
   unsigned uverbs = 0;
@@ -85,8 +84,12 @@ bool Runtime::admit_queue(const char* what, uint32_t live) const {
   return false;
 }
 
+// By its RDMA device folder, whose name stays when `add --pci` brings the VF back on another PCI
+// address (this process's copy of the config keeps the old one).
 bool Runtime::vf_listed(unsigned vf) const {
-  return access(vfs_[vf]->pci_sysfs.c_str(), F_OK) == 0;
+  for (const EmuDevice* dev : devices_)
+    if (dev->vf == vf) return access(dev->ibv.ibdev_path, F_OK) == 0;
+  return false;
 }
 
 int Runtime::acquire_device(VfRuntime& vf, Device** out) {
@@ -105,6 +108,7 @@ int Runtime::acquire_device(VfRuntime& vf, Device** out) {
       return ENODEV;
     }
     device->set_poll_doorbells(poll_doorbells());
+    device->set_disassociate_destroy(destroy_result(EIO) == 0);
     vf.owner_lock_fd = fd;
     vf.device = std::move(device);
     thread_.set_cpu(config_.device_cpu);
@@ -181,6 +185,22 @@ void Runtime::shutdown() {
   if (control_) control_->stop();
   thread_.stop();
 }
+
+namespace {
+bool allow_disassociate_destroy() {
+  static const bool allowed = [] {
+    bool allow = false;
+    if (const char* v = getenv("MLX4_DEVICE_FATAL_CLEANUP")) allow = strcmp(v, "0") != 0;
+    if (getenv("RDMAV_ALLOW_DISASSOC_DESTROY") != nullptr) allow = true;
+    return allow;
+  }();
+  return allowed;
+}
+}  // namespace
+
+void latch_disassociate_destroy() { (void)allow_disassociate_destroy(); }
+
+int destroy_result(int rc) { return rc == EIO && allow_disassociate_destroy() ? 0 : rc; }
 
 void push_async_event(EmuContext* ctx, const ibv_async_event& event) {
   std::lock_guard<std::mutex> guard(ctx->async_lock);

@@ -19,7 +19,6 @@ namespace mana::emu::verbs {
 struct VfRuntime {
   unsigned index = 0;
   VfConfig config;
-  std::string pci_sysfs;  // R/sys/bus/pci/devices/<bdf>; absent while hot-removed
   std::unique_ptr<Device> device;
   int owner_lock_fd = -1;
   std::vector<EmuContext*> contexts;  // open contexts of this process
@@ -82,6 +81,14 @@ class Runtime {
   DeviceThread thread_;
   std::unique_ptr<ControlServer> control_;
 };
+
+// libibverbs' answer to a destroy command that failed with `rc`. After a hot removal the kernel
+// answers EIO (the object was freed with the device); libibverbs turns that into success, and
+// frees its own memory, only when RDMAV_ALLOW_DISASSOC_DESTROY (or MLX4_DEVICE_FATAL_CLEANUP other
+// than "0") was in the environment when it initialised (doc/hardware.md §2.7).
+int destroy_result(int rc);
+// Latches that environment as libibverbs does on its first device listing.
+void latch_disassociate_destroy();
 
 // Queues an async event on a context and makes its async_fd readable.
 void push_async_event(EmuContext* ctx, const ibv_async_event& event);

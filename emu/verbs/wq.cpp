@@ -67,7 +67,7 @@ int op_destroy_wq(ibv_wq* wq) {
   std::lock_guard<std::mutex> guard(rt->lock());
   if (emu(wq)->table_entries != 0) return EBUSY;  // ib_destroy_wq_user: wq->usecnt
   rt->settle_doorbells();
-  const int rc = ctx->device->destroy_wq(emu(wq)->handle);
+  const int rc = destroy_result(ctx->device->destroy_wq(emu(wq)->handle));
   if (rc != 0) return rc;
   --ctx->live_wqs;
   free_wq(ctx, emu(wq));

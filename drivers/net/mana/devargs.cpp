@@ -70,6 +70,24 @@ int on_mac(const char* /*key*/, const char* value, void* opaque) {
   return 0;
 }
 
+int on_recovery_timeout(const char* /*key*/, const char* value, void* opaque) {
+  auto* st = static_cast<ParseState*>(opaque);
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long v = value ? strtoul(value, &end, 10) : 0;
+  if (value == nullptr || !isdigit(static_cast<unsigned char>(value[0])) || *end != '\0' ||
+      errno != 0 || v > kMaxRecoveryTimeout) {
+    char quoted[kQuotedSize];
+    quote(value ? value : "", quoted, sizeof(quoted));
+    snprintf(st->error, st->error_len,
+             "bad recovery_timeout %s: expected seconds from 0 (no recovery) to %u", quoted,
+             kMaxRecoveryTimeout);
+    return -EINVAL;
+  }
+  st->out->recovery_timeout_s = static_cast<unsigned>(v);
+  return 0;
+}
+
 }  // namespace
 
 bool Devargs::wants(const rte_ether_addr& mac) const {
@@ -84,17 +102,18 @@ int parse_devargs(const char* args, Devargs& out, char* error, size_t error_len)
   if (error_len) error[0] = '\0';
   if (args == nullptr || args[0] == '\0') return 0;
 
-  static const char* const keys[] = {kDevargsMac, nullptr};
+  static const char* const keys[] = {kDevargsMac, kDevargsRecoveryTimeout, nullptr};
   char quoted[kQuotedSize];
   quote(args, quoted, sizeof(quoted));
   rte_kvargs* kv = rte_kvargs_parse(args, keys);
   if (kv == nullptr) {
-    snprintf(error, error_len, "cannot parse devargs %s: the only key is %s (repeatable)", quoted,
+    snprintf(error, error_len, "cannot parse devargs %s: the keys are %s (mac= repeatable)", quoted,
              kDevargsHelp);
     return -EINVAL;
   }
   ParseState st{&out, error, error_len};
   int rc = rte_kvargs_process(kv, kDevargsMac, on_mac, &st);
+  if (rc == 0) rc = rte_kvargs_process(kv, kDevargsRecoveryTimeout, on_recovery_timeout, &st);
   rte_kvargs_free(kv);
   if (rc != 0) {
     if (error_len && error[0] == '\0')

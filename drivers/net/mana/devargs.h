@@ -12,11 +12,16 @@ namespace mana {
 
 inline constexpr unsigned kMaxMacDevargs = 8;
 inline constexpr const char* kDevargsMac = "mac";
-inline constexpr const char* kDevargsHelp = "mac=<mac_addr>";
+inline constexpr const char* kDevargsRecoveryTimeout = "recovery_timeout";
+inline constexpr const char* kDevargsHelp = "mac=<mac_addr>, recovery_timeout=<seconds>";
+inline constexpr unsigned kDefaultRecoveryTimeout = 600;  // recovery.h
+inline constexpr unsigned kMaxRecoveryTimeout = 86400;
 
 struct Devargs {
   unsigned mac_count = 0;  // 0: every port of the PCI function
   rte_ether_addr macs[kMaxMacDevargs] = {};
+  // How long a port waits for its removed VF to come back (doc/guide.md); 0: no recovery.
+  unsigned recovery_timeout_s = kDefaultRecoveryTimeout;
 
   bool wants(const rte_ether_addr& mac) const;
 };

@@ -16,6 +16,7 @@
 #include "mp.h"
 #include "mtu.h"
 #include "priv.h"
+#include "recovery.h"
 #include "rss.h"
 #include "rx_cqe.h"
 #include "rx_intr.h"
@@ -100,6 +101,8 @@ int dev_infos_get(rte_eth_dev* dev, rte_eth_dev_info* info) {
   info->hash_key_size = hw::kRssKeySize;
   info->flow_type_rss_offloads = kSupportedRssHf;
   info->speed_capa = RTE_ETH_LINK_SPEED_100G;
+  // A removed VF is recovered by the driver itself (recovery.h).
+  info->err_handle_mode = RTE_ETH_ERROR_HANDLE_MODE_PROACTIVE;
 
   const uint32_t max_desc = max_desc_of(caps);
   rte_eth_desc_lim lim{};
@@ -124,26 +127,7 @@ int dev_infos_get(rte_eth_dev* dev, rte_eth_dev_info* info) {
   return 0;
 }
 
-// The vPort is up as long as the VF exists; the NIC reports no speed changes (doc/hardware.md
-// §5.1).
-int link_update(rte_eth_dev* dev, int /*wait_to_complete*/) {
-  rte_eth_link link{};
-  link.link_speed = RTE_ETH_SPEED_NUM_100G;
-  link.link_duplex = RTE_ETH_LINK_FULL_DUPLEX;
-  link.link_autoneg = RTE_ETH_LINK_FIXED;
-  link.link_status = RTE_ETH_LINK_UP;
-  return rte_eth_linkstatus_set(dev, &link);
-}
-
 const uint32_t* supported_ptypes(rte_eth_dev* /*dev*/) { return rx_supported_ptypes(); }
-
-template <typename F>
-void for_each_gate(rte_eth_dev* dev, F f) {
-  for (uint16_t i = 0; i < dev->data->nb_rx_queues; i++)
-    if (auto* q = static_cast<RxQueue*>(dev->data->rx_queues[i]); q != nullptr) f(q->gate);
-  for (uint16_t i = 0; i < dev->data->nb_tx_queues; i++)
-    if (auto* q = static_cast<TxQueue*>(dev->data->tx_queues[i]); q != nullptr) f(q->gate);
-}
 
 bool all_queues_set_up(rte_eth_dev* dev) {
   for (uint16_t i = 0; i < dev->data->nb_rx_queues; i++)
@@ -159,9 +143,39 @@ bool all_queues_set_up(rte_eth_dev* dev) {
   return true;
 }
 
-int dev_start(rte_eth_dev* dev) {
+// The control operations that need the VF: refused (one line) while it is removed.
+bool vf_is_here(const PortPriv& priv, const char* what) {
+  const Recovery r = recovery_state(priv);
+  if (r == Recovery::kNone) return true;
+  if (r == Recovery::kFailed)
+    MANA_DRV_LOG(ERR,
+                 "port %u: cannot %s: the VF was removed and did not come back: close the port",
+                 priv.port_id, what);
+  else
+    MANA_DRV_LOG(ERR,
+                 "port %u: cannot %s: the VF is removed; the port recovers by itself when it is "
+                 "back (RTE_ETH_EVENT_RECOVERY_SUCCESS): %s then",
+                 priv.port_id, what, what);
+  return false;
+}
+
+// Queue setup registers memory in the PD, which is gone with a removed VF.
+int rx_queue_setup_op(rte_eth_dev* dev, uint16_t idx, uint16_t nb_desc, unsigned socket,
+                      const rte_eth_rxconf* conf, rte_mempool* mp) {
+  if (!vf_is_here(*priv_of(dev), "set up an RX queue")) return -EIO;
+  return rx_queue_setup(dev, idx, nb_desc, socket, conf, mp);
+}
+
+int tx_queue_setup_op(rte_eth_dev* dev, uint16_t idx, uint16_t nb_desc, unsigned socket,
+                      const rte_eth_txconf* conf) {
+  if (!vf_is_here(*priv_of(dev), "set up a TX queue")) return -EIO;
+  return tx_queue_setup(dev, idx, nb_desc, socket, conf);
+}
+
+int start_locked(rte_eth_dev* dev) {
   PortPriv* priv = priv_of(dev);
   if (!all_queues_set_up(dev)) return -EINVAL;
+  if (!vf_is_here(*priv, "start the port")) return -EIO;
   // TX first: the raw QPs configure the vPort that the RSS QP of the RX queues needs.
   if (int rc = tx_queues_start(dev); rc != 0) return rc;
   if (dev->data->nb_rx_queues != 0) {
@@ -171,7 +185,7 @@ int dev_start(rte_eth_dev* dev) {
     }
   }
   static_cast<ProcessPrivate*>(dev->process_private)->db_page = priv->db_page;
-  for_each_gate(dev, gate_open);
+  open_port_gates(dev);
   dev->rx_pkt_burst = select_rx_burst(dev->data->dev_conf.rxmode.offloads);
   dev->tx_pkt_burst = select_port_tx_burst(dev);
   for (uint16_t i = 0; i < dev->data->nb_rx_queues; i++)
@@ -184,16 +198,20 @@ int dev_start(rte_eth_dev* dev) {
   return 0;
 }
 
-int dev_stop(rte_eth_dev* dev) {
+// Recovery from a VF removal waits while the application starts, stops or closes (recovery.h).
+int dev_start(rte_eth_dev* dev) {
+  recovery_control_begin(dev);
+  const int rc = start_locked(dev);
+  recovery_control_end(dev);
+  return rc;
+}
+
+// Also while the VF is removed: the queues' objects were destroyed by the recovery, or are
+// destroyed here (uverbs answers for the removed device).
+int stop_locked(rte_eth_dev* dev) {
   PortPriv* priv = priv_of(dev);
   // No burst of any process may be inside a queue once its objects go (queue_gate.h).
-  for_each_gate(dev, [dev](QueueGate& g) {
-    if (!gate_close(g, kGateTimeoutMs))
-      MANA_DRV_LOG(ERR,
-                   "port %u: a burst stayed inside a queue for %u ms (a process that died in "
-                   "rx/tx_burst?): stopping anyway",
-                   dev->data->port_id, kGateTimeoutMs);
-  });
+  close_port_gates(dev);
   dev->rx_pkt_burst = rx_burst_stopped;
   dev->tx_pkt_burst = tx_burst_stopped;
   mp_notify_secondaries_stop(dev);
@@ -207,6 +225,13 @@ int dev_stop(rte_eth_dev* dev) {
   return 0;
 }
 
+int dev_stop(rte_eth_dev* dev) {
+  recovery_control_begin(dev);
+  const int rc = stop_locked(dev);
+  recovery_control_end(dev);
+  return rc;
+}
+
 int dev_close(rte_eth_dev* dev) {
   if (rte_eal_process_type() != RTE_PROC_PRIMARY) {
     mp_detach_secondary(dev);
@@ -215,12 +240,14 @@ int dev_close(rte_eth_dev* dev) {
     return 0;
   }
   PortPriv* priv = priv_of(dev);
-  if (priv->started) dev_stop(dev);
+  recovery_control_begin(dev);
+  if (priv->started) stop_locked(dev);
   for (uint16_t i = 0; i < dev->data->nb_rx_queues; i++) rx_queue_release(dev, i);
   for (uint16_t i = 0; i < dev->data->nb_tx_queues; i++) tx_queue_release(dev, i);
   mr_events_unsubscribe(&static_cast<ProcessPrivate*>(dev->process_private)->mr_events);
   free_kept_queues(*priv);
   close_port_resources(*priv);
+  recovery_cancel(dev);  // a fatal event may have armed it until the handler went
   rte_free(dev->process_private);
   dev->process_private = nullptr;
   return 0;
@@ -248,11 +275,11 @@ const eth_dev_ops kPrimaryOps = [] {
   o.xstats_get_names = xstats_get_names;
   o.dev_infos_get = dev_infos_get;
   o.dev_supported_ptypes_get = supported_ptypes;
-  o.rx_queue_setup = rx_queue_setup;
+  o.rx_queue_setup = rx_queue_setup_op;
   o.rx_queue_release = rx_queue_release;
   o.rx_queue_intr_enable = rx_queue_intr_enable;
   o.rx_queue_intr_disable = rx_queue_intr_disable;
-  o.tx_queue_setup = tx_queue_setup;
+  o.tx_queue_setup = tx_queue_setup_op;
   o.tx_queue_release = tx_queue_release;
   o.tx_done_cleanup = tx_done_cleanup;
   o.mtu_set = mtu_set;
@@ -279,6 +306,40 @@ const eth_dev_ops kSecondaryOps = [] {
 }();
 
 }  // namespace
+
+// The vPort is up as long as the VF exists; the NIC reports no speed changes (doc/hardware.md
+// §5.1). While the VF is removed the link is down.
+int link_update(rte_eth_dev* dev, int /*wait_to_complete*/) {
+  rte_eth_link link{};
+  link.link_speed = RTE_ETH_SPEED_NUM_100G;
+  link.link_duplex = RTE_ETH_LINK_FULL_DUPLEX;
+  link.link_autoneg = RTE_ETH_LINK_FIXED;
+  link.link_status =
+      recovery_state(*priv_of(dev)) == Recovery::kNone ? RTE_ETH_LINK_UP : RTE_ETH_LINK_DOWN;
+  return rte_eth_linkstatus_set(dev, &link);
+}
+
+namespace {
+template <typename F>
+void for_each_gate(rte_eth_dev* dev, F f) {
+  for (uint16_t i = 0; i < dev->data->nb_rx_queues; i++)
+    if (auto* q = static_cast<RxQueue*>(dev->data->rx_queues[i]); q != nullptr) f(q->gate);
+  for (uint16_t i = 0; i < dev->data->nb_tx_queues; i++)
+    if (auto* q = static_cast<TxQueue*>(dev->data->tx_queues[i]); q != nullptr) f(q->gate);
+}
+}  // namespace
+
+void close_port_gates(rte_eth_dev* dev) {
+  for_each_gate(dev, [dev](QueueGate& g) {
+    if (!gate_close(g, kGateTimeoutMs))
+      MANA_DRV_LOG(ERR,
+                   "port %u: a burst stayed inside a queue for %u ms (a process that died in "
+                   "rx/tx_burst?): going on anyway",
+                   dev->data->port_id, kGateTimeoutMs);
+  });
+}
+
+void open_port_gates(rte_eth_dev* dev) { for_each_gate(dev, gate_open); }
 
 const eth_dev_ops* primary_dev_ops() { return &kPrimaryOps; }
 const eth_dev_ops* secondary_dev_ops() { return &kSecondaryOps; }

@@ -85,6 +85,20 @@ int ib_port_netdev(const char* ibdev_path, unsigned ib_port, PortNetdev* out) {
   return rc;
 }
 
+int ib_port_by_mac(const char* ibdev_path, const rte_ether_addr& mac, unsigned* ib_port,
+                   PortNetdev* out) {
+  int rc = -ENOENT;
+  for_each_netdev(ibdev_path, [&](const char* ifname, unsigned dev_port, const rte_ether_addr& m) {
+    if (!rte_is_same_ether_addr(&m, &mac)) return false;
+    if (rte_strscpy(out->ifname, ifname, sizeof(out->ifname)) < 0) return false;
+    out->mac = m;
+    *ib_port = dev_port + 1;
+    rc = 0;
+    return true;
+  });
+  return rc;
+}
+
 void list_port_macs(const char* ibdev_path, char* buf, size_t len) {
   size_t used = 0;
   if (len) buf[0] = '\0';

@@ -24,6 +24,10 @@ struct PortNetdev {
 // is ib_port - 1. 0, or -ENOENT.
 int ib_port_netdev(const char* ibdev_path, unsigned ib_port, PortNetdev* out);
 
+// The IB port (1-based) whose netdev has `mac`, and that netdev. 0, or -ENOENT.
+int ib_port_by_mac(const char* ibdev_path, const rte_ether_addr& mac, unsigned* ib_port,
+                   PortNetdev* out);
+
 // Writes "eth1 00:0d:3a:..., eth2 ..." (every netdev of the function) into `buf`.
 void list_port_macs(const char* ibdev_path, char* buf, size_t len);
 

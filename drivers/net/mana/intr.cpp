@@ -11,6 +11,7 @@
 
 #include "mana_log.h"
 #include "priv.h"
+#include "recovery.h"
 
 namespace mana {
 namespace {
@@ -24,12 +25,10 @@ void on_async_event(void* arg) {
     const ibv_event_type type = event.event_type;
     ibv_ack_async_event(&event);
     if (type == IBV_EVENT_DEVICE_FATAL) {
-      MANA_DRV_LOG(ERR, "port %u (%s): the device was removed or failed", port_id, priv->ifname);
-      if (dev->data->dev_conf.intr_conf.rmv)
-        rte_eth_dev_callback_process(dev, RTE_ETH_EVENT_INTR_RMV, nullptr);
-    } else {
-      MANA_DRV_LOG(DEBUG, "port %u: async event %s", port_id, ibv_event_type_str(type));
+      recovery_begin(dev);  // raises the events; the application may close the port in them
+      return;
     }
+    MANA_DRV_LOG(DEBUG, "port %u: async event %s", port_id, ibv_event_type_str(type));
   }
 }
 

@@ -1,5 +1,5 @@
 // Device events (doc/hardware.md §2.7): the verbs async fd is watched by the EAL interrupt thread;
-// a fatal device event (VF hot-removed) becomes RTE_ETH_EVENT_INTR_RMV for the application.
+// a fatal device event (VF hot-removed) starts the recovery (recovery.h).
 #pragma once
 
 struct rte_eth_dev;

@@ -34,6 +34,7 @@ enum MpType : int {
   kStartRxTx = 3,
   kStopRxTx = 4,
   kDeregisterMr = 7,
+  kRemap = 8,  // after recovery: map the new doorbell page (fd attached)
 };
 
 struct MpParam {
@@ -85,6 +86,10 @@ int on_primary_request(const rte_mp_msg* msg, const void* peer) {
     return reply(msg, peer, p);
   }
   PortPriv* priv = priv_of(&rte_eth_devices[p.port_id]);
+  if (priv->ctx == nullptr) {  // the VF is removed (recovery.h)
+    p.result = -ENODEV;
+    return reply(msg, peer, p);
+  }
   switch (p.type) {
     case kCmdFd:
       p.result = 0;
@@ -122,11 +127,39 @@ void install_bursts(uint16_t port_id, bool started) {
   rte_wmb();
 }
 
+// Maps the page behind a verbs cmd fd (the doorbell page of the primary's context).
+void* map_doorbell_page(int fd) {
+  void* page = mmap(nullptr, rte_mem_page_size(), PROT_WRITE, MAP_SHARED, fd, 0);
+  return page == MAP_FAILED ? nullptr : page;
+}
+
+// After a recovery the primary's context is new: map its page, drop the old one. Every gate of the
+// port is closed meanwhile, so no burst of this process uses the page.
+int remap_doorbell_page(uint16_t port_id, const rte_mp_msg* msg) {
+  if (msg->num_fds != 1) return -EINVAL;
+  void* page = map_doorbell_page(msg->fds[0]);
+  const int err = errno;
+  close(msg->fds[0]);
+  auto* pp = static_cast<ProcessPrivate*>(rte_eth_devices[port_id].process_private);
+  if (page == nullptr || pp == nullptr) {
+    MANA_DRV_LOG(ERR, "port %u: cannot map the primary's new doorbell page: %s", port_id,
+                 strerror(page == nullptr ? err : ENODEV));
+    if (page != nullptr) munmap(page, rte_mem_page_size());
+    return -ENODEV;
+  }
+  void* old = pp->db_page;
+  pp->db_page = page;
+  if (old != nullptr) munmap(old, rte_mem_page_size());
+  return 0;
+}
+
 int on_secondary_request(const rte_mp_msg* msg, const void* peer) {
   MpParam p = param_of(msg);
   p.result = 0;
   if (!rte_eth_dev_is_valid_port(p.port_id))
     p.result = -ENODEV;
+  else if (p.type == kRemap)
+    p.result = remap_doorbell_page(p.port_id, msg);
   else if (p.type == kStartRxTx || p.type == kStopRxTx)
     install_bursts(p.port_id, p.type == kStartRxTx);
   else
@@ -194,15 +227,26 @@ void mp_dereg(void* ctx, void* handle) {
                  p.port_id);
 }
 
-void notify(rte_eth_dev* dev, MpType type) {
+void notify(rte_eth_dev* dev, MpType type, int fd = -1) {
   rte_mp_msg msg = make_msg(type, dev->data->port_id);
+  if (fd >= 0) {
+    msg.fds[0] = fd;
+    msg.num_fds = 1;
+  }
   struct rte_mp_reply replies {};
   timespec ts{kTimeoutSec, 0};
   // ENOTSUP: multi-process is disabled (--in-memory, --no-shconf): nobody to tell.
   if (rte_mp_request_sync(&msg, &replies, &ts) != 0 && rte_errno != ENOTSUP)
     MANA_DRV_LOG(WARNING,
                  "port %u: secondary processes did not all confirm the %s of the data path",
-                 dev->data->port_id, type == kStartRxTx ? "start" : "stop");
+                 dev->data->port_id,
+                 type == kStartRxTx  ? "start"
+                 : type == kStopRxTx ? "stop"
+                                     : "new doorbell page");
+  for (int i = 0; i < replies.nb_received; i++)
+    if (param_of(&replies.msgs[i]).result != 0)
+      MANA_DRV_LOG(ERR, "port %u: a secondary process failed to follow (%s): restart it",
+                   dev->data->port_id, strerror(-param_of(&replies.msgs[i]).result));
   free(replies.msgs);
 }
 
@@ -213,6 +257,9 @@ void mp_uninit_primary() { action_unref(); }
 
 void mp_notify_secondaries_start(rte_eth_dev* dev) { notify(dev, kStartRxTx); }
 void mp_notify_secondaries_stop(rte_eth_dev* dev) { notify(dev, kStopRxTx); }
+void mp_notify_secondaries_remap(rte_eth_dev* dev) {
+  notify(dev, kRemap, priv_of(dev)->ctx->cmd_fd);
+}
 
 int mp_attach_secondary(rte_pci_device* pci, const char* name) {
   if (int rc = action_ref(); rc != 0) return rc;
@@ -230,13 +277,10 @@ int mp_attach_secondary(rte_pci_device* pci, const char* name) {
   if (rc == 0 && (param_of(&answer).result != 0 || answer.num_fds != 1)) rc = -EIO;
   if (rc == 0) {
     const int fd = answer.fds[0];
-    void* page = mmap(nullptr, rte_mem_page_size(), PROT_WRITE, MAP_SHARED, fd, 0);
+    void* page = map_doorbell_page(fd);
+    rc = page == nullptr ? -errno : 0;
     close(fd);
-    if (page == MAP_FAILED) {
-      rc = -errno;
-    } else {
-      pp->db_page = page;
-    }
+    pp->db_page = page;
   }
   if (rc != 0) {
     MANA_INIT_LOG(ERR, "%s: cannot map the primary's doorbell page: %s", name, strerror(-rc));

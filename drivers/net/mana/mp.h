@@ -18,6 +18,8 @@ int mp_attach_secondary(rte_pci_device* pci, const char* name);
 // In the primary: tells secondaries to install (or remove) the burst functions of `dev`.
 void mp_notify_secondaries_start(rte_eth_dev* dev);
 void mp_notify_secondaries_stop(rte_eth_dev* dev);
+// In the primary, after a recovery (recovery.h): secondaries map the new context's doorbell page.
+void mp_notify_secondaries_remap(rte_eth_dev* dev);
 
 // In a secondary: unmaps the doorbell page of a port being closed.
 void mp_detach_secondary(rte_eth_dev* dev);

@@ -225,6 +225,24 @@ void mr_port_cache_release(MrPortCache& c, const MrRegistrar& r) {
   c.retired = nullptr;
 }
 
+void mr_port_cache_drop_all(MrPortCache& c, const MrRegistrar& r) {
+  MrTable* empty = table_alloc(0, c.socket);
+  if (empty == nullptr) {
+    MANA_DRV_LOG(ERR, "MR cache: out of DPDK memory: the MRs of the removed VF stay in the table");
+    return;
+  }
+  ReadGuard g(c);  // keeps the dropped table allocated while its MRs are deregistered
+  rte_spinlock_lock(&c.lock);
+  MrTable* old = c.table;
+  __atomic_store_n(&c.table, empty, __ATOMIC_SEQ_CST);
+  old->retired_next = c.retired;
+  c.retired = old;
+  __atomic_fetch_add(&c.generation, 1, __ATOMIC_RELEASE);
+  rte_spinlock_unlock(&c.lock);
+  for (uint32_t i = 0; i < old->count; i++)
+    if (old->entries[i].handle != nullptr) r.dereg(r.ctx, old->entries[i].handle);
+}
+
 int mr_register_mempool(MrPortCache& c, rte_mempool* mp, const MrRegistrar& r) {
   if (pool_is_registered(c, mp)) return 0;
   // Register every chunk first, with no lock: this is what takes time (a syscall each, or a

@@ -88,6 +88,10 @@ struct MrQueueCache {
 int mr_port_cache_init(MrPortCache& c, int socket);
 // Deregisters every MR and frees the tables. No lookup may run (the port is closing).
 void mr_port_cache_release(MrPortCache& c, const MrRegistrar& r);
+// Deregisters every MR and forgets every pool, keeping an empty table (queue caches forget their
+// ranges): the PD is gone with a removed VF, and the pools are registered again in the new one
+// (recovery.cpp).
+void mr_port_cache_drop_all(MrPortCache& c, const MrRegistrar& r);
 // Registers every memory chunk of `mp` (page-rounded) unless the table has it. 0 or negative
 // errno; on failure nothing of the pool stays registered. Safe to race with lookups and with
 // itself (the loser of a race for the same pool deregisters its own MRs).

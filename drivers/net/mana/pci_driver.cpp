@@ -45,5 +45,5 @@ static rte_pci_driver mana_pci_driver = [] {
 
 RTE_PMD_REGISTER_PCI(net_mana, mana_pci_driver);
 RTE_PMD_REGISTER_PCI_TABLE(net_mana, mana_pci_id_map);
-RTE_PMD_REGISTER_PARAM_STRING(net_mana, "mac=<mac_addr>");
+RTE_PMD_REGISTER_PARAM_STRING(net_mana, "mac=<mac_addr> recovery_timeout=<seconds>");
 RTE_PMD_REGISTER_KMOD_DEP(net_mana, "* ib_uverbs & mana_ib");

@@ -168,6 +168,12 @@ struct PortPriv {
   // Queue structs by queue id, kept from their first setup until dev_close (kept_queues.h).
   RxQueue* kept_rxq[RTE_MAX_QUEUES_PER_PORT];
   TxQueue* kept_txq[RTE_MAX_QUEUES_PER_PORT];
+
+  // Recovery from a VF removal (recovery.h); interrupt thread and control path only.
+  uint32_t recovery;            // Recovery
+  uint32_t in_control;          // 1 while dev_start/stop/close run: recovery steps wait
+  uint32_t recovery_timeout_s;  // devarg recovery_timeout
+  uint64_t recovery_deadline;   // rte_get_timer_cycles() at which recovery gives up
 };
 
 // Process-local data of a port (rte_eth_dev::process_private): what differs between processes.

@@ -49,6 +49,8 @@ DeviceCaps caps_of(const ibv_device_attr_ex& attr) {
   return c;
 }
 
+}  // namespace
+
 // Queries the device; false (logged) when it is not a usable Ethernet device.
 bool query_ethernet_device(ibv_device* ibdev, const char* pci_name, ibv_device_attr_ex* attr) {
   ibv_context* ctx = ibv_open_device(ibdev);
@@ -80,6 +82,8 @@ bool query_ethernet_device(ibv_device* ibdev, const char* pci_name, ibv_device_a
   }
   return true;
 }
+
+namespace {
 
 bool has_port(const Candidate* c, unsigned count, unsigned ib_port) {
   for (unsigned i = 0; i < count; i++)
@@ -148,7 +152,9 @@ int find_ports(rte_pci_device* pci, const Devargs& devargs, ibv_device** list, i
   return static_cast<int>(count);
 }
 
-int open_verbs(PortPriv& priv, ibv_device* ibdev) {
+}  // namespace
+
+int open_port_verbs(PortPriv& priv, ibv_device* ibdev) {
   priv.ctx = ibv_open_device(ibdev);
   if (priv.ctx == nullptr) {
     MANA_INIT_LOG(ERR, "%s: cannot open RDMA device %s: %s", priv.name, ibdev->name,
@@ -172,7 +178,9 @@ int open_verbs(PortPriv& priv, ibv_device* ibdev) {
   return 0;
 }
 
-int create_port(rte_pci_device* pci, const Candidate& c) {
+namespace {
+
+int create_port(rte_pci_device* pci, const Candidate& c, const Devargs& devargs) {
   char name[RTE_ETH_NAME_MAX_LEN];
   snprintf(name, sizeof(name), "%s_port%u", pci->name, c.ib_port);
   const int socket = pci->device.numa_node;
@@ -203,7 +211,8 @@ int create_port(rte_pci_device* pci, const Candidate& c) {
     priv->socket = socket;
     std::memcpy(priv->rss_key, kDefaultRssKey, sizeof(priv->rss_key));
     *mac = c.netdev.mac;
-    rc = open_verbs(*priv, c.ibdev);
+    priv->recovery_timeout_s = devargs.recovery_timeout_s;
+    rc = open_port_verbs(*priv, c.ibdev);
     if (rc == 0) priv->caps.provider_max_wr = probe_provider_max_wr(*priv);
   }
   if (rc == 0) {
@@ -266,7 +275,7 @@ int probe_function(rte_pci_device* pci, const Devargs& devargs, bool primary) {
   const int count = rc;
   for (int i = 0; i < count; i++) {
     if (primary) {
-      rc = create_port(pci, cands[i]);
+      rc = create_port(pci, cands[i], devargs);
     } else {
       char name[RTE_ETH_NAME_MAX_LEN];
       snprintf(name, sizeof(name), "%s_port%u", pci->name, cands[i].ib_port);
@@ -284,8 +293,12 @@ int probe_function(rte_pci_device* pci, const Devargs& devargs, bool primary) {
 }  // namespace
 
 void close_port_resources(PortPriv& priv) {
-  intr_uninstall(priv);
   mr_port_cache_release(priv.mr, verbs_registrar(priv.pd));  // no-op if never initialised
+  close_port_verbs(priv);
+}
+
+void close_port_verbs(PortPriv& priv) {
+  intr_uninstall(priv);
   if (priv.parent_pd != nullptr) ibv_dealloc_pd(priv.parent_pd);
   if (priv.pd != nullptr) ibv_dealloc_pd(priv.pd);
   if (priv.ctx != nullptr) ibv_close_device(priv.ctx);

@@ -4,11 +4,17 @@
 #include <cstring>
 
 #include "mana_log.h"
+#include "recovery.h"
 
 namespace mana {
 
 int log_queue_create_error(const PortPriv& priv, const char* what, int err) {
   if (err == 0) err = EIO;
+  if (recovery_state(priv) != Recovery::kNone) {
+    MANA_DRV_LOG(ERR, "port %u (%s): cannot create %s: the VF is removed (%s)", priv.port_id,
+                 priv.ifname, what, strerror(err));
+    return -err;
+  }
   // The vPort is taken: ENODEV from 6.x kernels, EBUSY from newer ones (doc/hardware.md §5.3).
   if (err == ENODEV || err == EBUSY)
     MANA_DRV_LOG(ERR,

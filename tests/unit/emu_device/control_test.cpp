@@ -193,7 +193,9 @@ TEST(DeviceControl, VportBelongsToOnePdAndNotToAnUpNetdev) {
   EXPECT_EQ(other_pd(2), 0);  // another port is independent
 }
 
-TEST(DeviceControl, HotRemovalFailsEveryControlCall) {
+// Creates fail while the VF is away; destroys of the old objects free them and answer EIO, as
+// uverbs does after disassociating the context (doc/hardware.md §2.7), in any order.
+TEST(DeviceControl, HotRemovalFailsCreatesAndDestroysFree) {
   Driver d(test_config(1));
   TxQueue tx(d, 1);
   ASSERT_EQ(tx.status, 0);
@@ -211,14 +213,53 @@ TEST(DeviceControl, HotRemovalFailsEveryControlCall) {
   EXPECT_EQ(d.dev().create_raw_qp(d.ctx, d.pd, 1, buf.data(), 4096, 64, 1, tx.cq.handle, &b, &x),
             ENODEV);
   EXPECT_EQ(d.dev().create_rss_qp(d.ctx, d.pd, 1, &x, 0, 1, kDefaultRssKey, 40, &rb, &x), ENODEV);
-  EXPECT_EQ(d.dev().destroy_qp(tx.qp), ENODEV);
-  EXPECT_EQ(d.dev().destroy_cq(tx.cq.handle), ENODEV);
-  EXPECT_EQ(d.dev().dereg_mr(d.lkey), ENODEV);
-  EXPECT_EQ(d.dev().dealloc_pd(d.pd), ENODEV);
-  EXPECT_EQ(d.dev().close_context(d.ctx), ENODEV);
+  EXPECT_EQ(d.dev().dealloc_pd(d.pd), EIO);  // before its MR and QP: the kernel freed all
+  EXPECT_EQ(d.dev().destroy_cq(tx.cq.handle), EIO);
+  EXPECT_EQ(d.dev().dereg_mr(d.lkey), EIO);
+  EXPECT_EQ(d.dev().destroy_qp(tx.qp), EIO);
+  EXPECT_EQ(d.dev().close_context(d.ctx), 0);
+  const LiveObjects l = d.dev().live_objects();
+  EXPECT_EQ(l.contexts + l.pds + l.mrs + l.cqs + l.sqs, 0u);
   d.dev().set_present(true);
-  EXPECT_EQ(d.dev().destroy_qp(tx.qp), 0);
-  EXPECT_EQ(d.dev().destroy_cq(tx.cq.handle), 0);
+  EXPECT_EQ(d.dev().destroy_qp(tx.qp), EINVAL);  // gone
+}
+
+// Without RDMAV_ALLOW_DISASSOC_DESTROY libibverbs keeps its memory after the EIO: the objects stay
+// counted, which is how `live` shows the leak.
+TEST(DeviceControl, DisassociatedDestroyWithoutTheVariableLeaks) {
+  Driver d(test_config(1));
+  TxQueue tx(d, 1);
+  ASSERT_EQ(tx.status, 0);
+  d.dev().set_disassociate_destroy(false);
+  d.dev().set_present(false);
+  EXPECT_EQ(d.dev().destroy_qp(tx.qp), EIO);
+  EXPECT_EQ(d.dev().destroy_cq(tx.cq.handle), EIO);
+  EXPECT_EQ(d.dev().dereg_mr(d.lkey), EIO);
+  EXPECT_EQ(d.dev().dealloc_pd(d.pd), EIO);
+  EXPECT_EQ(d.dev().close_context(d.ctx), 0);
+  const LiveObjects l = d.dev().live_objects();
+  EXPECT_EQ(l.pds + l.mrs + l.cqs + l.sqs, 4u);
+  EXPECT_EQ(l.contexts, 0u);
+}
+
+// Objects the driver never destroyed stay listed (a user-space leak, visible in `live`) but hold
+// no hardware: after re-add a new context takes the vPort; the old context creates nothing.
+TEST(DeviceControl, ReAddedVfStartsWithAFreeVport) {
+  Driver d(test_config(1));
+  TxQueue tx(d, 1);
+  ASSERT_EQ(tx.status, 0);
+  const uint32_t old_ctx = d.ctx, old_pd = d.pd;
+  d.dev().set_present(false);
+  d.dev().set_present(true);
+  EXPECT_EQ(d.dev().live_objects().sqs, 1u);
+  uint32_t x = 0;
+  EXPECT_EQ(d.dev().alloc_pd(old_ctx, &x), EIO);
+  d.reopen();
+  TxQueue fresh(d, 1);
+  EXPECT_EQ(fresh.status, 0);
+  uint32_t other_pd = 0;
+  ASSERT_EQ(d.dev().alloc_pd(d.ctx, &other_pd), 0);
+  EXPECT_NE(old_pd, other_pd);
 }
 
 TEST(DeviceControl, PolledDoorbellsAllowOneSqAndOneRqPerContext) {

@@ -81,6 +81,10 @@ Driver::Driver(const VfConfig& config, size_t arena_bytes, bool real_wires) : ar
     dev_ = Device::create(config, std::move(wires));
   }
   EXPECT_NE(dev_, nullptr);
+  reopen();
+}
+
+void Driver::reopen() {
   EXPECT_EQ(dev_->open_context(reinterpret_cast<volatile uint64_t*>(page.data()), &ctx), 0);
   EXPECT_EQ(dev_->alloc_pd(ctx, &pd), 0);
   EXPECT_EQ(dev_->reg_mr(pd, reinterpret_cast<uint64_t>(arena_.data()), arena_.size(),

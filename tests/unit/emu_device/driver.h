@@ -64,6 +64,8 @@ class Driver {
   TestWire& wire(unsigned port) { return *wires_->wires[port]; }  // test wires only
   uint32_t ctx = 0, pd = 0, lkey = 0;
   PageBuffer page{4096};
+  // A fresh context, PD and arena MR (what a driver opens when the VF is back after a removal).
+  void reopen();
   // Bump allocation in the registered arena (64-byte aligned); reset() starts over.
   uint8_t* alloc(uint32_t bytes);
   void reset_arena() { arena_used_ = 0; }

@@ -41,6 +41,7 @@ class FakeDevice : public Device {
   int destroy_qp(uint32_t) override { return EOPNOTSUPP; }
   void ring(uint32_t, uint32_t, uint64_t) override {}
   void set_poll_doorbells(bool) override {}
+  void set_disassociate_destroy(bool) override {}
   unsigned poll() override { return 0; }
 
   // Locked: a control server thread sets it while the test reads it, ordered only through a

@@ -146,7 +146,7 @@ TEST(SysfsTree, DeviceSplitGivesAnEthernetAndAnRnicDevicePerVf) {
 
 TEST(SysfsTree, HotRemovalMovesTheVfAwayAndBack) {
   testing::TempDir dir;
-  const EmuConfig c = two_vf_config(dir.path(), true);
+  EmuConfig c = two_vf_config(dir.path(), true);
   std::string error;
   ASSERT_TRUE(write_sysfs_tree(c, &error)) << error;
   const std::string pci = dir.path() + "/sys/bus/pci/devices/";
@@ -171,6 +171,22 @@ TEST(SysfsTree, HotRemovalMovesTheVfAwayAndBack) {
   EXPECT_EQ(error, "VF 1 is present");
   EXPECT_FALSE(set_vf_present(c, 2, false, &error));
   EXPECT_EQ(error, "no VF 2");
+
+  // Azure may bring a serviced VF back on another PCI bus: the PCI folder, its uevent and the RDMA
+  // devices' `device` links follow; the RDMA device names stay.
+  ASSERT_TRUE(set_vf_present(c, 1, false, &error)) << error;
+  EXPECT_FALSE(set_vf_present(c, 1, true, &error, "7870:00:00.0"));
+  EXPECT_EQ(error, "PCI address 7870:00:00.0 is taken by another VF");
+  ASSERT_TRUE(set_vf_present(c, 1, true, &error, "7871:02:00.0")) << error;
+  EXPECT_EQ(c.vfs[1].pci_addr, "7871:02:00.0");
+  EXPECT_TRUE(vf_present(c, 1));
+  EXPECT_EQ(entries(pci), (std::set<std::string>{"7870:00:00.0", "7871:02:00.0"}));
+  for (const char* dev : {"manae_1", "mana_1"})
+    EXPECT_NE(read(ib + dev + "/device/uevent").find("PCI_SLOT_NAME=7871:02:00.0\n"),
+              std::string::npos)
+        << dev;
+  ASSERT_TRUE(set_vf_present(c, 1, false, &error)) << error;
+  EXPECT_TRUE(is_dir(dir.path() + "/removed/pci/7871:02:00.0"));
 }
 
 TEST(SysfsTree, OperstateFollowsTheNetdev) {

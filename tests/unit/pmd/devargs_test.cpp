@@ -85,6 +85,21 @@ TEST(Devargs, UnknownKeyRejected) {
   EXPECT_NE(p.error.find("mac=<mac_addr>"), std::string::npos) << p.error;
 }
 
+TEST(Devargs, RecoveryTimeout) {
+  EXPECT_EQ(parse("").d.recovery_timeout_s, mana::kDefaultRecoveryTimeout);
+  Parsed p = parse("mac=00:0d:3a:76:3b:d0,recovery_timeout=30");
+  ASSERT_EQ(p.rc, 0) << p.error;
+  EXPECT_EQ(p.d.recovery_timeout_s, 30u);
+  EXPECT_EQ(parse("recovery_timeout=0").d.recovery_timeout_s, 0u);
+  for (const char* args : {"recovery_timeout=", "recovery_timeout=-1", "recovery_timeout=1s",
+                           "recovery_timeout=86401", "recovery_timeout=99999999999999999999"}) {
+    Parsed bad = parse(args);
+    EXPECT_EQ(bad.rc, -EINVAL) << args;
+    EXPECT_NE(bad.error.find("bad recovery_timeout"), std::string::npos)
+        << args << ": " << bad.error;
+  }
+}
+
 TEST(Devargs, DuplicateMacRejected) {
   Parsed p = parse("mac=00:0d:3a:76:3b:d0,mac=00:0D:3A:76:3B:D0");
   EXPECT_EQ(p.rc, -EINVAL);

@@ -75,6 +75,20 @@ TEST_F(IbSysfsTest, PortIsTheNetdevWithDevPortMinusOne) {
   EXPECT_EQ(mana::ib_port_netdev(path(), 3, &nd), -ENOENT);
 }
 
+// Recovery finds a re-added VF by the port's MAC: the IB port is dev_port + 1.
+TEST_F(IbSysfsTest, PortByMac) {
+  add_netdev("eth4", 1, "00:0d:3a:00:00:02");
+  add_netdev("eth3", 0, "00:0d:3a:00:00:01");
+  mana::PortNetdev nd{};
+  unsigned port = 0;
+  const rte_ether_addr second{{0x00, 0x0d, 0x3a, 0x00, 0x00, 0x02}};
+  ASSERT_EQ(mana::ib_port_by_mac(path(), second, &port, &nd), 0);
+  EXPECT_EQ(port, 2u);
+  EXPECT_STREQ(nd.ifname, "eth4");
+  const rte_ether_addr other{{0x00, 0x0d, 0x3a, 0x00, 0x00, 0x09}};
+  EXPECT_EQ(mana::ib_port_by_mac(path(), other, &port, &nd), -ENOENT);
+}
+
 TEST_F(IbSysfsTest, UnreadableNetdevIsSkipped) {
   write("device/net/eth9/dev_port", "0\n");  // no address file
   write("device/net/eth8/address", "00:0d:3a:00:00:08\n");

@@ -1,0 +1,229 @@
+#include "recovery.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include <ethdev_driver.h>
+#include <infiniband/verbs.h>
+#include <rte_alarm.h>
+#include <rte_cycles.h>
+
+#include "ethdev_ops.h"
+#include "ib_sysfs.h"
+#include "intr.h"
+#include "mana_log.h"
+#include "mp.h"
+#include "priv.h"
+#include "rx_queue.h"
+#include "tx_queue.h"
+
+namespace mana {
+namespace {
+
+constexpr uint64_t kPollUs = 100 * 1000;    // how often the VF is looked for
+constexpr uint64_t kRetryUs = 1000 * 1000;  // after a failed re-creation
+constexpr uint64_t kStartUs = 1;            // the teardown, right after the fatal event
+
+// After a removal uverbs answers every destroy with EIO (the objects went with the device);
+// libibverbs reports that as success, and frees its memory, only with this variable set before
+// its first device listing (doc/hardware.md §2.7). Without it every queue, MR and PD of a removed
+// port leaks. An application's own setting wins.
+__attribute__((constructor)) void allow_disassociate_destroy() {
+  setenv("RDMAV_ALLOW_DISASSOC_DESTROY", "1", 0);
+}
+
+uint32_t load(const uint32_t& field) {
+  return std::atomic_ref<uint32_t>(const_cast<uint32_t&>(field)).load(std::memory_order_seq_cst);
+}
+void store(uint32_t& field, uint32_t v) {
+  std::atomic_ref<uint32_t>(field).store(v, std::memory_order_seq_cst);
+}
+void set_state(PortPriv& priv, Recovery r) { store(priv.recovery, static_cast<uint32_t>(r)); }
+
+void* arg_of(uint16_t port_id) { return reinterpret_cast<void*>(static_cast<uintptr_t>(port_id)); }
+
+void step(void* arg);
+
+void schedule(uint16_t port_id, uint64_t us) {
+  if (int rc = rte_eal_alarm_set(us, step, arg_of(port_id)); rc != 0)
+    MANA_DRV_LOG(ERR, "port %u: cannot schedule the recovery from the VF removal: %s", port_id,
+                 strerror(-rc));
+}
+
+const char* mac_text(const PortPriv& priv, char (&buf)[RTE_ETHER_ADDR_FMT_SIZE]) {
+  rte_ether_format_addr(buf, sizeof(buf), &priv.mac);
+  return buf;
+}
+
+// The old objects: queues (and their mbufs), MRs, PDs, context. uverbs freed them with the
+// device; the destroy calls free what libibverbs and libmana hold.
+void tear_down(rte_eth_dev* dev) {
+  PortPriv& priv = *priv_of(dev);
+  if (priv.started) {
+    tx_queues_stop(dev);
+    rx_queues_stop(dev);
+  }
+  mr_port_cache_drop_all(priv.mr, verbs_registrar(priv.pd));
+  close_port_verbs(priv);
+  priv.db_page = nullptr;
+}
+
+// The RDMA device (any PCI address) whose port netdev has the port's MAC, opened. 1 when it is
+// back and the port works again, 0 when it is not there yet, negative errno when re-creating
+// failed (logged; everything opened was closed again).
+int reopen(rte_eth_dev* dev) {
+  PortPriv& priv = *priv_of(dev);
+  int n = 0;
+  ibv_device** list = ibv_get_device_list(&n);
+  if (list == nullptr) return 0;
+  ibv_device* found = nullptr;
+  PortNetdev nd{};
+  unsigned ib_port = 0;
+  for (int i = 0; i < n && found == nullptr; i++) {
+    ibv_device_attr_ex attr{};
+    if (ib_port_by_mac(list[i]->ibdev_path, priv.mac, &ib_port, &nd) == 0 &&
+        query_ethernet_device(list[i], priv.name, &attr))
+      found = list[i];
+  }
+  int rc = 0;
+  if (found != nullptr) {
+    priv.ib_port = static_cast<uint8_t>(ib_port);
+    snprintf(priv.ifname, sizeof(priv.ifname), "%s", nd.ifname);
+    rc = open_port_verbs(priv, found);
+    if (rc == 0) rc = intr_install(dev);
+    if (rc == 0) process_private_of(priv.port_id).registrar = verbs_registrar(priv.pd);
+    // Every pool the application has, in the new PD (else each would be registered by its first
+    // burst after the recovery).
+    if (rc == 0) rc = mr_register_all_mempools(priv.mr, verbs_registrar(priv.pd));
+    if (rc == 0 && priv.started) {
+      // TX first: the raw QPs configure the vPort that the RSS QP needs (as dev_start).
+      rc = tx_queues_start(dev);
+      if (rc == 0 && dev->data->nb_rx_queues != 0) {
+        rc = rx_queues_start(dev);
+        if (rc != 0) tx_queues_stop(dev);
+      }
+    }
+    if (rc != 0) {
+      mr_port_cache_drop_all(priv.mr, verbs_registrar(priv.pd));
+      close_port_verbs(priv);
+      priv.db_page = nullptr;
+    }
+  }
+  if (rc == 0 && found != nullptr) {
+    rte_pci_addr pci{};
+    char where[PCI_PRI_STR_SIZE] = "?";
+    if (ib_device_pci_addr(found->ibdev_path, &pci) == 0)
+      rte_pci_device_name(&pci, where, sizeof(where));
+    MANA_DRV_LOG(INFO, "port %u (%s): the VF is back on RDMA device %s port %u, PCI %s",
+                 priv.port_id, priv.ifname, found->name, priv.ib_port, where);
+  }
+  ibv_free_device_list(list);
+  if (rc != 0) return rc;
+  return found != nullptr ? 1 : 0;
+}
+
+// The VF is back with every object: secondaries map the new doorbell page, bursts run again.
+void resume(rte_eth_dev* dev) {
+  PortPriv& priv = *priv_of(dev);
+  process_private_of(priv.port_id).db_page = priv.db_page;
+  mp_notify_secondaries_remap(dev);
+  if (priv.started) {
+    open_port_gates(dev);
+    link_update(dev, 0);
+  }
+  set_state(priv, Recovery::kNone);
+}
+
+void fail(rte_eth_dev* dev) {
+  PortPriv& priv = *priv_of(dev);
+  char m[RTE_ETHER_ADDR_FMT_SIZE];
+  MANA_DRV_LOG(ERR,
+               "port %u: no VF with MAC %s came back within recovery_timeout=%u s: the port stays "
+               "stopped; close it and probe the device again (port attach) once the VF is back",
+               priv.port_id, mac_text(priv, m), priv.recovery_timeout_s);
+  set_state(priv, Recovery::kFailed);
+  rte_eth_dev_callback_process(dev, RTE_ETH_EVENT_RECOVERY_FAILED, nullptr);
+}
+
+// One recovery step, on the EAL interrupt thread; an alarm, so the async-event handler of the old
+// context may be unregistered here.
+void step(void* arg) {
+  const uint16_t port_id = static_cast<uint16_t>(reinterpret_cast<uintptr_t>(arg));
+  rte_eth_dev* dev = &rte_eth_devices[port_id];
+  PortPriv& priv = *priv_of(dev);
+  if (load(priv.in_control) != 0) return;  // recovery_control_end schedules the next step
+  switch (static_cast<Recovery>(load(priv.recovery))) {
+    case Recovery::kTearingDown:
+      tear_down(dev);
+      set_state(priv, Recovery::kWaiting);
+      schedule(port_id, kPollUs);
+      return;
+    case Recovery::kWaiting: {
+      if (rte_get_timer_cycles() >= priv.recovery_deadline) return fail(dev);
+      const int rc = reopen(dev);
+      if (rc <= 0) return schedule(port_id, rc == 0 ? kPollUs : kRetryUs);
+      resume(dev);
+      // Last: the application's callback may close the port.
+      rte_eth_dev_callback_process(dev, RTE_ETH_EVENT_RECOVERY_SUCCESS, nullptr);
+      return;
+    }
+    case Recovery::kNone:
+    case Recovery::kFailed:
+      return;
+  }
+}
+
+}  // namespace
+
+Recovery recovery_state(const PortPriv& priv) { return static_cast<Recovery>(load(priv.recovery)); }
+
+void recovery_begin(rte_eth_dev* dev) {
+  PortPriv& priv = *priv_of(dev);
+  if (recovery_state(priv) != Recovery::kNone) return;
+  // No burst of any process touches the dead queues from here on.
+  close_port_gates(dev);
+  char m[RTE_ETHER_ADDR_FMT_SIZE];
+  if (priv.recovery_timeout_s == 0) {
+    set_state(priv, Recovery::kFailed);
+    MANA_DRV_LOG(ERR,
+                 "port %u (%s): the VF was removed; recovery_timeout=0: the port stays stopped, "
+                 "close it",
+                 priv.port_id, priv.ifname);
+  } else {
+    priv.recovery_deadline =
+        rte_get_timer_cycles() + uint64_t{priv.recovery_timeout_s} * rte_get_timer_hz();
+    set_state(priv, Recovery::kTearingDown);
+    if (load(priv.in_control) == 0) schedule(priv.port_id, kStartUs);
+    MANA_DRV_LOG(WARNING,
+                 "port %u (%s): the VF was removed: bursts return 0 until a VF with MAC %s is "
+                 "back (waiting up to %u s)",
+                 priv.port_id, priv.ifname, mac_text(priv, m), priv.recovery_timeout_s);
+  }
+  if (dev->data->dev_conf.intr_conf.rmv)
+    rte_eth_dev_callback_process(dev, RTE_ETH_EVENT_INTR_RMV, nullptr);
+  if (priv.recovery_timeout_s != 0)
+    rte_eth_dev_callback_process(dev, RTE_ETH_EVENT_ERR_RECOVERING, nullptr);
+}
+
+void recovery_control_begin(rte_eth_dev* dev) {
+  PortPriv& priv = *priv_of(dev);
+  store(priv.in_control, 1);
+  // Waits for a step running on the interrupt thread (unless this is that thread).
+  rte_eal_alarm_cancel(step, arg_of(priv.port_id));
+}
+
+void recovery_control_end(rte_eth_dev* dev) {
+  PortPriv& priv = *priv_of(dev);
+  store(priv.in_control, 0);
+  const Recovery r = recovery_state(priv);
+  if (r == Recovery::kTearingDown || r == Recovery::kWaiting) schedule(priv.port_id, kStartUs);
+}
+
+void recovery_cancel(rte_eth_dev* dev) {
+  PortPriv& priv = *priv_of(dev);
+  rte_eal_alarm_cancel(step, arg_of(priv.port_id));
+  set_state(priv, Recovery::kNone);
+}
+
+}  // namespace mana

@@ -1,0 +1,40 @@
+// Recovery from a VF removal and re-add, as Azure servicing does it (doc/guide.md "VF removal and
+// recovery", doc/hardware.md §2.7). On IBV_EVENT_DEVICE_FATAL every queue's gate closes (bursts of
+// every process return 0), the port raises RTE_ETH_EVENT_INTR_RMV (when intr_conf.rmv) and
+// RTE_ETH_EVENT_ERR_RECOVERING; the old verbs objects are destroyed (uverbs frees them with the
+// device), then an EAL alarm looks every 100 ms for an RDMA device whose port netdev has the
+// port's MAC, at any PCI address. When it is back the context, PDs, MRs and (port started) every
+// queue are created again from the port's configuration, secondaries map the new doorbell page,
+// the gates open and RTE_ETH_EVENT_RECOVERY_SUCCESS follows; after `recovery_timeout` seconds
+// RTE_ETH_EVENT_RECOVERY_FAILED. Every step runs on the EAL interrupt thread; dev_start, dev_stop
+// and dev_close hold recovery off while they run (recovery_control_begin/end).
+#pragma once
+
+#include <cstdint>
+
+struct rte_eth_dev;
+
+namespace mana {
+
+struct PortPriv;
+
+enum class Recovery : uint32_t {
+  kNone = 0,     // the VF is there
+  kTearingDown,  // fatal event seen: the old objects are still to be destroyed
+  kWaiting,      // old objects gone: waiting for the VF to come back
+  kFailed,       // it did not come back in time (or recovery_timeout=0): the port stays stopped
+};
+
+// Interrupt thread, on IBV_EVENT_DEVICE_FATAL of the port's context.
+void recovery_begin(rte_eth_dev* dev);
+
+// dev_start/dev_stop/dev_close: waits for a recovery step that is running and keeps the next
+// ones off until recovery_control_end (which re-arms recovery when the VF is still away).
+void recovery_control_begin(rte_eth_dev* dev);
+void recovery_control_end(rte_eth_dev* dev);
+// dev_close: no recovery step runs for the port again.
+void recovery_cancel(rte_eth_dev* dev);
+
+Recovery recovery_state(const PortPriv& priv);
+
+}  // namespace mana
