@@ -79,5 +79,45 @@ TEST(DeviceThread, DrainsTrapFifosWhileProducersPushAndSettles) {
   std::free(mem);
 }
 
+// Lockstep mode (doc/emulator.md "Lockstep"): no thread; a WQE whose doorbell sits in the trap
+// FIFO is consumed by the step() call that follows, and by nothing else.
+TEST(DeviceThread, LockstepRunsTheDeviceOnlyInStep) {
+  Driver d(test_config(1));
+  TxQueue tx(d, 1);
+  ASSERT_EQ(tx.status, 0);
+  const size_t bytes = doorbell::DoorbellFifo::bytes(64);
+  void* mem = std::aligned_alloc(64, (bytes + 63) & ~size_t{63});
+  doorbell::DoorbellFifo* fifo = doorbell::DoorbellFifo::init(mem, 64);
+  ASSERT_NE(fifo, nullptr);
+  verbs::DeviceThread thread;
+  thread.set_lockstep(true);
+  thread.add_device(&d.dev());
+  ASSERT_TRUE(thread.add_fifo(&d.dev(), fifo));
+  EXPECT_EQ(thread.step(), 0u);  // nothing pending
+
+  const std::vector<uint8_t> frame = build_non_ip(port_mac(0), port_mac(0), 0x88b5, 60);
+  TxOptions quiet;
+  quiet.suppress = true;
+  auto consumed = [&] { return d.dev().sq_counters(tx.binding.sq_id).wqes; };
+  for (uint32_t i = 1; i <= 3; ++i) {
+    tx.post_frame(frame, quiet);
+    fifo->push({d.ctx, hw::kSqDoorbellOffset,
+                hw::sq_doorbell(tx.binding.sq_id, tx.head_bu * hw::kBasicUnit)});
+    EXPECT_EQ(consumed(), i - 1u) << "a WQE was consumed without a step";
+    EXPECT_GT(thread.step(), 0u);
+    EXPECT_EQ(consumed(), i);
+  }
+  // A doorbell right before a destroy call: settle() hands it over without a thread.
+  tx.post_frame(frame, quiet);
+  fifo->push({d.ctx, hw::kSqDoorbellOffset,
+              hw::sq_doorbell(tx.binding.sq_id, tx.head_bu * hw::kBasicUnit)});
+  EXPECT_TRUE(thread.settle());
+  EXPECT_EQ(d.dev().destroy_qp(tx.qp), 0);
+  thread.remove_fifo(fifo);
+  thread.stop();
+  EXPECT_EQ(d.dev().bad_doorbells(), 0u);
+  std::free(mem);
+}
+
 }  // namespace
 }  // namespace mana::emu::test
