@@ -9,6 +9,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <vector>
 
 #include <rte_byteorder.h>
@@ -224,7 +225,11 @@ int run_round(const RoundConfig& c) {
     }
     rte_eth_dev_close(port);
   }
+  // The EAL leaves its runtime folder (config, fbarrays) behind; this round's prefix is its own.
+  const std::string runtime_dir = rte_eal_get_runtime_dir();
   rte_eal_cleanup();
+  std::error_code ignored;
+  std::filesystem::remove_all(runtime_dir, ignored);
   return status;
 }
 
