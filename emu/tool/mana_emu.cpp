@@ -59,6 +59,8 @@ run: presents emulated MANA VFs (sysfs tree, libmana_emu.so preloaded) to <comma
                       limits, coalescing, device split and open behaviours (doc/hardware.md);
                       options after it override it
   --hw KEY=VALUE      one open hardware behaviour (doc/emulator.md lists the keys), every VF
+  --lockstep          no device thread: the command runs the device model by calling
+                      mana_emu_step() (found with dlsym; doc/emulator.md "Lockstep")
   --keep              keep the run folder afterwards
   --preload PATH      the LD_PRELOAD library (default: libmana_emu.so of this build/install)
   Exit status: the command's (128+N when killed by signal N); 2 for mana-emu's own errors.
@@ -104,6 +106,7 @@ int cmd_run(const std::vector<std::string>& args) {
   ::setenv("MANA_EMU_CONFIG", config_path(opts.config.root).c_str(), 1);
   ::setenv("MANA_EMU_CONTROL", opts.config.control.c_str(), 1);
   ::setenv("LD_PRELOAD", ld_preload.c_str(), 1);
+  if (opts.lockstep) ::setenv("MANA_EMU_LOCKSTEP", "1", 1);
 
   const int status = run_child(opts.command);
   for (const VfConfig& vf : opts.config.vfs)

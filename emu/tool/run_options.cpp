@@ -111,7 +111,7 @@ bool parse_run_options(const std::vector<std::string>& args, RunOptions* out, st
       break;
     }
     const std::string name = option_name(word);
-    const bool takes_value = name != "--keep" && name != "--device-split";
+    const bool takes_value = name != "--keep" && name != "--device-split" && name != "--lockstep";
     std::string value;
     if (!takes_value && name != word) {
       *error = name + " takes no value";
@@ -186,6 +186,8 @@ bool parse_run_options(const std::vector<std::string>& args, RunOptions* out, st
       global.anti_spoof = value == "on";
     } else if (name == "--keep") {
       opts.keep = true;
+    } else if (name == "--lockstep") {
+      opts.lockstep = true;
     } else {
       *error = "unknown option " + name + " (see mana-emu --help)";
       return false;

@@ -11,9 +11,10 @@ namespace mana::emu {
 constexpr unsigned kMaxVfs = 64;
 
 struct RunOptions {
-  EmuConfig config;                  // root and control stay empty until the run folder exists
-  bool keep = false;                 // --keep: leave the run folder behind
-  std::string preload;               // --preload PATH; empty: find libmana_emu.so
+  EmuConfig config;       // root and control stay empty until the run folder exists
+  bool keep = false;      // --keep: leave the run folder behind
+  bool lockstep = false;  // --lockstep: no device thread, the command calls mana_emu_step
+  std::string preload;    // --preload PATH; empty: find libmana_emu.so
   std::vector<std::string> command;  // after "--"
 };
 

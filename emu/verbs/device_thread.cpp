@@ -21,7 +21,7 @@ void DeviceThread::add_device(Device* device) {
     Device* expected = nullptr;
     if (slot.compare_exchange_strong(expected, device)) break;
   }
-  if (!thread_.joinable()) {
+  if (!lockstep_ && !thread_.joinable()) {
     stop_.store(false);
     thread_ = std::thread([this] { run(); });
     if (cpu_ >= 0) {
@@ -52,6 +52,15 @@ bool DeviceThread::add_fifo(Device* device, doorbell::DoorbellFifo* fifo) {
 }
 
 void DeviceThread::remove_fifo(doorbell::DoorbellFifo* fifo) {
+  if (lockstep_) {
+    // No thread to wait for: hand the pending records over here, under the step lock.
+    std::lock_guard<std::mutex> guard(step_lock_);
+    drain_fifos();
+    for (auto& slot : fifos_)
+      if (slot.fifo.load(std::memory_order_relaxed) == fifo)
+        slot.fifo.store(nullptr, std::memory_order_release);
+    return;
+  }
   for (auto& slot : fifos_) {
     if (slot.fifo.load(std::memory_order_acquire) == fifo) {
       wait_for_pass();  // pending records reach the device first
@@ -74,6 +83,11 @@ bool DeviceThread::wait_for_pass() {
 }
 
 bool DeviceThread::settle() {
+  if (lockstep_) {
+    std::lock_guard<std::mutex> guard(step_lock_);
+    drain_fifos();
+    return true;
+  }
   if (wait_for_pass()) return true;
   static const char msg[] =
       "mana-emu: the device thread made no pass in 5 s; doorbells still in the trap FIFO may "
@@ -104,16 +118,26 @@ unsigned DeviceThread::drain_fifos() {
   return work;
 }
 
+unsigned DeviceThread::pass() {
+  unsigned work = drain_fifos();
+  for (auto& slot : devices_) {
+    Device* device = slot.load(std::memory_order_acquire);
+    if (device == nullptr) break;
+    work += device->poll();
+  }
+  passes_.fetch_add(1, std::memory_order_release);
+  return work;
+}
+
+unsigned DeviceThread::step() {
+  std::lock_guard<std::mutex> guard(step_lock_);
+  return pass();
+}
+
 void DeviceThread::run() {
   unsigned idle = 0;
   while (!stop_.load(std::memory_order_relaxed)) {
-    unsigned work = drain_fifos();
-    for (auto& slot : devices_) {
-      Device* device = slot.load(std::memory_order_acquire);
-      if (device == nullptr) break;
-      work += device->poll();
-    }
-    passes_.fetch_add(1, std::memory_order_release);
+    const unsigned work = pass();
     if (work != 0) {
       idle = 0;
     } else if (++idle > kBusyPasses) {

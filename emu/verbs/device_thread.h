@@ -1,10 +1,12 @@
 // The device thread of a process: runs every owned Device's data path (`poll`) and, in trap mode,
 // drains the doorbell FIFOs of the contexts into `Device::ring`. Lock-free tables so the loop never
-// blocks on the control path.
+// blocks on the control path. In lockstep mode (doc/emulator.md "Lockstep") there is no thread: the
+// application runs each pass by calling `step()` (exported as `mana_emu_step`).
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <mutex>
 #include <thread>
 
 #include "device/device.h"
@@ -20,6 +22,9 @@ class DeviceThread {
   // Control path (callers serialise): starts the thread with the first device, pinned to `cpu`
   // when it is >= 0 (set before the first device).
   void set_cpu(int cpu) { cpu_ = cpu; }
+  // Before the first device: no thread; passes run only in `step()`.
+  void set_lockstep(bool on) { lockstep_ = on; }
+  bool lockstep() const { return lockstep_; }
   void add_device(Device* device);
   bool add_fifo(Device* device, doorbell::DoorbellFifo* fifo);
   // Returns once the thread has drained the FIFO and will not touch it again.
@@ -28,6 +33,9 @@ class DeviceThread {
   // (`Device::ring`); false, with one line on stderr, if the thread made no pass within 5 s.
   bool settle();
   void stop();
+  // Lockstep mode: one pass (FIFOs drained into the devices, then every device polled) in the
+  // caller's thread; returns the work done (records and polled items), 0 when idle.
+  unsigned step();
 
  private:
   struct FifoSlot {
@@ -35,6 +43,7 @@ class DeviceThread {
     Device* device = nullptr;
   };
   void run();
+  unsigned pass();
   unsigned drain_fifos();
   bool wait_for_pass();
 
@@ -45,6 +54,8 @@ class DeviceThread {
   std::atomic<bool> stop_{false};
   std::thread thread_;
   int cpu_ = -1;
+  bool lockstep_ = false;
+  std::mutex step_lock_;  // lockstep: a control-path drain never overlaps the application's step
 };
 
 }  // namespace mana::emu::verbs

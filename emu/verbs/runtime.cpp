@@ -69,6 +69,9 @@ bool Runtime::load(const char* path) {
     vf->config = config_.vfs[i];
     vfs_.push_back(std::move(vf));
   }
+  // mana-emu run --lockstep: the application runs the device model (lockstep.cpp).
+  const char* lockstep = getenv("MANA_EMU_LOCKSTEP");
+  thread_.set_lockstep(lockstep != nullptr && strcmp(lockstep, "1") == 0);
   unsigned uverbs = 0;
   for (const IbDeviceInfo& info : ib_devices(config_))
     devices_.push_back(make_device(config_, info, uverbs++));

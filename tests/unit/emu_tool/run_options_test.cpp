@@ -27,6 +27,7 @@ TEST(RunOptions, DefaultsAreOneVfWithOneLoopPort) {
   const RunOptions o = parse_ok({"--", "/bin/true", "x"});
   EXPECT_EQ(o.command, (std::vector<std::string>{"/bin/true", "x"}));
   EXPECT_FALSE(o.keep);
+  EXPECT_FALSE(o.lockstep);
   EXPECT_TRUE(o.preload.empty());
   EXPECT_EQ(o.config.doorbell, EmuConfig::kTrap);
   EXPECT_EQ(o.config.limits, EmuConfig::kLimits6_2);
@@ -74,12 +75,14 @@ TEST(RunOptions, VfOptionsApplyToTheMostRecentVf) {
                                  "--anti-spoof",
                                  "off",
                                  "--keep",
+                                 "--lockstep",
                                  "--preload",
                                  "/x.so",
                                  "cmd",
                                  "--not-an-option"});
   EXPECT_EQ(o.command, (std::vector<std::string>{"cmd", "--not-an-option"}));
   EXPECT_TRUE(o.keep);
+  EXPECT_TRUE(o.lockstep);
   EXPECT_EQ(o.preload, "/x.so");
   EXPECT_EQ(o.config.doorbell, EmuConfig::kPoll);
   EXPECT_EQ(o.config.limits, EmuConfig::kLimits2025);
@@ -165,6 +168,7 @@ TEST(RunOptions, ErrorsAreOneClearLine) {
   EXPECT_EQ(parse_error({"--device-cpu", "one", "--", "x"}),
             "--device-cpu 'one': expected a CPU number");
   EXPECT_EQ(parse_error({"--keep=1", "--", "x"}), "--keep takes no value");
+  EXPECT_EQ(parse_error({"--lockstep=1", "--", "x"}), "--lockstep takes no value");
   EXPECT_EQ(parse_error({"--ports"}), "--ports needs a value");
   EXPECT_EQ(parse_error({"--frobnicate", "--", "x"}),
             "unknown option --frobnicate (see mana-emu --help)");

@@ -33,22 +33,35 @@ bool wait_until(Pred pred) {
   return true;
 }
 
-TEST(DeviceThread, DrainsTrapFifosWhileProducersPushAndSettles) {
-  Driver d(test_config(1));
-  TxQueue tx(d, 1);
-  ASSERT_EQ(tx.status, 0);
-  const size_t bytes = doorbell::DoorbellFifo::bytes(64);
-  void* mem = std::aligned_alloc(64, (bytes + 63) & ~size_t{63});
+// One device with one TX queue and a trap FIFO, as a verbs context has; WQEs are posted with CQE
+// suppression (nobody consumes the CQ here) and their doorbells pushed as the SIGSEGV handler does.
+struct FifoRig {
+  Driver d{test_config(1)};
+  TxQueue tx{d, 1};
+  void* mem = std::aligned_alloc(64, (doorbell::DoorbellFifo::bytes(64) + 63) & ~size_t{63});
   doorbell::DoorbellFifo* fifo = doorbell::DoorbellFifo::init(mem, 64);
-  ASSERT_NE(fifo, nullptr);
+  const std::vector<uint8_t> frame = build_non_ip(port_mac(0), port_mac(0), 0x88b5, 60);
+
+  ~FifoRig() { std::free(mem); }
+  bool ready() const { return tx.status == 0 && fifo != nullptr; }
+  uint64_t consumed() { return d.dev().sq_counters(tx.binding.sq_id).wqes; }
+  void post_and_ring() {
+    TxOptions quiet;
+    quiet.suppress = true;
+    tx.post_frame(frame, quiet);
+    fifo->push({d.ctx, hw::kSqDoorbellOffset,
+                hw::sq_doorbell(tx.binding.sq_id, tx.head_bu * hw::kBasicUnit)});
+  }
+};
+
+TEST(DeviceThread, DrainsTrapFifosWhileProducersPushAndSettles) {
+  FifoRig rig;
+  ASSERT_TRUE(rig.ready());
+  Driver& d = rig.d;
   verbs::DeviceThread thread;
   thread.add_device(&d.dev());
-  ASSERT_TRUE(thread.add_fifo(&d.dev(), fifo));
-
-  const std::vector<uint8_t> frame = build_non_ip(port_mac(0), port_mac(0), 0x88b5, 60);
-  TxOptions quiet;
-  quiet.suppress = true;  // no CQEs: nobody consumes the CQ here
-  auto consumed = [&] { return d.dev().sq_counters(tx.binding.sq_id).wqes; };
+  ASSERT_TRUE(thread.add_fifo(&d.dev(), rig.fifo));
+  auto consumed = [&] { return rig.consumed(); };
   std::atomic<bool> producing{true};
   std::thread settler([&] {
     while (producing.load()) thread.settle();
@@ -56,9 +69,7 @@ TEST(DeviceThread, DrainsTrapFifosWhileProducersPushAndSettles) {
   bool stalled = false;
   for (uint32_t i = 0; i < kFrames && !stalled; ++i) {
     stalled = !wait_until([&] { return i - consumed() < kInFlight; });
-    tx.post_frame(frame, quiet);
-    fifo->push({d.ctx, hw::kSqDoorbellOffset,
-                hw::sq_doorbell(tx.binding.sq_id, tx.head_bu * hw::kBasicUnit)});
+    rig.post_and_ring();
   }
   EXPECT_FALSE(stalled) << "the device thread stopped consuming WQEs";
   EXPECT_TRUE(wait_until([&] { return consumed() == kFrames; }))
@@ -67,16 +78,38 @@ TEST(DeviceThread, DrainsTrapFifosWhileProducersPushAndSettles) {
   settler.join();
 
   // The last doorbell rung right before the destroy call: settle() hands it over first.
-  tx.post_frame(frame, quiet);
-  fifo->push({d.ctx, hw::kSqDoorbellOffset,
-              hw::sq_doorbell(tx.binding.sq_id, tx.head_bu * hw::kBasicUnit)});
+  rig.post_and_ring();
   EXPECT_TRUE(thread.settle());
-  EXPECT_EQ(d.dev().destroy_qp(tx.qp), 0);
-  thread.remove_fifo(fifo);
+  EXPECT_EQ(d.dev().destroy_qp(rig.tx.qp), 0);
+  thread.remove_fifo(rig.fifo);
   thread.stop();
   std::printf("%u WQEs through the trap FIFO and the device thread\n", kFrames);
   EXPECT_EQ(d.dev().bad_doorbells(), 0u);
-  std::free(mem);
+}
+
+// Lockstep mode (doc/emulator.md "Lockstep"): no thread; a WQE whose doorbell sits in the trap
+// FIFO is consumed by the step() call that follows, and by nothing else.
+TEST(DeviceThread, LockstepRunsTheDeviceOnlyInStep) {
+  FifoRig rig;
+  ASSERT_TRUE(rig.ready());
+  verbs::DeviceThread thread;
+  thread.set_lockstep(true);
+  thread.add_device(&rig.d.dev());
+  ASSERT_TRUE(thread.add_fifo(&rig.d.dev(), rig.fifo));
+  EXPECT_EQ(thread.step(), 0u);  // nothing pending
+  for (uint32_t i = 1; i <= 3; ++i) {
+    rig.post_and_ring();
+    EXPECT_EQ(rig.consumed(), i - 1u) << "a WQE was consumed without a step";
+    EXPECT_GT(thread.step(), 0u);
+    EXPECT_EQ(rig.consumed(), i);
+  }
+  // A doorbell right before a destroy call: settle() hands it over without a thread.
+  rig.post_and_ring();
+  EXPECT_TRUE(thread.settle());
+  EXPECT_EQ(rig.d.dev().destroy_qp(rig.tx.qp), 0);
+  thread.remove_fifo(rig.fifo);
+  thread.stop();
+  EXPECT_EQ(rig.d.dev().bad_doorbells(), 0u);
 }
 
 }  // namespace

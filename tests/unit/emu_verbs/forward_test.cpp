@@ -16,6 +16,15 @@ std::vector<std::string> names(ibv_device** list, int n) {
   return out;
 }
 
+// doc/emulator.md "Lockstep": the step function is there for dlsym, and refuses to run outside
+// lockstep mode (here: no emulated VF at all).
+TEST(ForwardPassive, StepFunctionIsExportedAndRefuses) {
+  using Step = int (*)();
+  auto step = reinterpret_cast<Step>(dlsym(RTLD_DEFAULT, "mana_emu_step"));
+  ASSERT_NE(step, nullptr) << "libmana_emu.so does not export mana_emu_step";
+  EXPECT_EQ(step(), -1);
+}
+
 TEST(ForwardPassive, DeviceListIsTheRealOne) {
   ASSERT_EQ(getenv("MANA_EMU_CONFIG"), nullptr);
   void* real_lib = dlopen("libibverbs.so.1", RTLD_NOW | RTLD_NOLOAD);

@@ -1,0 +1,23 @@
+// One measured round of the cost benchmark (doc/performance.md "Cost per packet"): the child
+// process that mana-emu runs in lockstep mode, with one MANA PMD plugin and one configuration.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace mana_bench {
+
+struct RoundConfig {
+  std::string pmd;            // the plugin (-d)
+  std::string file_prefix;    // EAL --file-prefix, unique per round
+  uint16_t frame_bytes = 64;  // with the FCS, as on the wire
+  uint16_t burst = 32;
+  bool offloads = false;      // RX checksum + RSS hash, TX IPv4 + UDP checksum
+  uint64_t packets = 100000;  // measured packets (after a warm-up of the same loop)
+};
+
+// Runs the round and prints its one result line to stdout (round_result.h); returns the process
+// exit status (0 also when the configuration is "n/a" for this driver, with the reason).
+int run_round(const RoundConfig& config);
+
+}  // namespace mana_bench
