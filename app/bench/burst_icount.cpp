@@ -40,6 +40,8 @@ struct Bench {
 
   bool init() {
     if (!port.init("bench_pool", 4095)) return false;
+    gate_open(rxq.gate);
+    gate_open(txq.gate);
     rxq.rq = WorkQueue{rq_mem.p, static_cast<uint32_t>(rq_mem.size - 1), kRing, 0, 0, kRqId};
     rxq.cq = rx_cq.consumer(kRxCqId);
     rxq.mbufs = slots;
