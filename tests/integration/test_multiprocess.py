@@ -17,7 +17,7 @@ PAIR_PEERS = [f"--eth-peer=0,{emu_mac(1)}", f"--eth-peer=1,{emu_mac(0)}"]
 # shared by every process, and two lcores using it at once corrupt it (header-processing error
 # completions and decaying rates were seen with `-l 0-1` in both). dpdk-proc-info runs on lcore 0.
 PRIMARY_LCORES = "2@0,3@1"
-SECONDARY_LCORES = "4@0,5@1"
+SECONDARY_LCORES = "4@1,5@0"  # the forwarding lcores (3 and 5) on different CPUs
 
 
 def forwarding_primary(prefix):
@@ -86,9 +86,21 @@ def test_secondary_process_forwards_its_own_queues():
     procs = (primary, secondary)
     for p in procs:
         command(p, "start tx_first", r"^Logical Core")
-    harness.repeat_until(lambda: show_port_stats(primary),
-                         lambda s: all(s[q].get("RX-packets", 0) > 2000000 for q in (0, 1)),
-                         "both ports to receive 2000000 packets")
+    # mac forwarding over a pair wire keeps a fixed number of frames circling in each direction.
+    # A frame that finds no posted RX buffer (its lcore was descheduled on this loaded machine) is
+    # dropped and counted by the device as rx_no_wqe_drops, so a direction can die out (seen after
+    # 551,467 frames). Wait for 2 M frames per port or for a port whose count no longer moves; the
+    # exact accounting below counts those drops.
+    last = {}
+
+    def enough(s):
+        rx = {q: s[q].get("RX-packets", 0) for q in (0, 1)}
+        settled = all(rx[q] > 2000000 or rx[q] == last.get(q) for q in (0, 1))
+        last.update(rx)
+        return settled
+
+    harness.repeat_until(lambda: show_port_stats(primary), enough,
+                         "both ports to receive 2000000 packets or stop receiving")
     for p in procs:
         command(p, "stop", r"^Done\.")
     fwd = harness.parse_forward_stats(secondary.output())
@@ -118,12 +130,22 @@ def test_secondary_process_forwards_its_own_queues():
     # While one process still forwards and the other no longer polls, a frame can find no posted
     # buffer: the device counts that drop; every other frame sent was received.
     for tx, rx in ((0, 1), (1, 0)):
-        expect(device[tx]["tx_frames"] == s[tx]["TX-packets"] and
-               s[tx]["TX-packets"] == s[rx]["RX-packets"] + device[rx]["rx_no_wqe_drops"] and
+        sent = device[tx]["tx_frames"]
+        if harness.SYSTEM_PMD:
+            # DPDK's own net_mana counts a TX packet when it reaps its completion (tx.c), so the
+            # last bursts' frames, completed but never reaped after the stop, are missing from its
+            # count: at most the 2 queues x 256 descriptors of the port.
+            expect(0 <= sent - s[tx]["TX-packets"] <= 2 * 256,
+                   f"port {tx}: device sent {sent}, driver counted {s[tx]['TX-packets']}", primary)
+        else:
+            expect(sent == s[tx]["TX-packets"],
+                   f"port {tx}: device sent {sent}, driver counted {s[tx]['TX-packets']}", primary)
+        expect(sent == s[rx]["RX-packets"] + device[rx]["rx_no_wqe_drops"] and
                device[rx]["rx_frames"] == s[rx]["RX-packets"] and
                device[tx]["tx_wire_drops"] == 0 and device[rx]["rx_filtered"] == 0,
                f"port {tx} sent {s[tx]}, port {rx} received {s[rx]}; device: {device}", primary)
-        expect(device[rx]["rx_no_wqe_drops"] != 0 or s[tx]["TX-bytes"] == s[rx]["RX-bytes"],
+        expect(harness.SYSTEM_PMD or device[rx]["rx_no_wqe_drops"] != 0 or
+               s[tx]["TX-bytes"] == s[rx]["RX-bytes"],
                f"port {tx} sent {s[tx]['TX-bytes']} bytes, port {rx} got {s[rx]['RX-bytes']}",
                primary)
     expect(errors == {0: {}, 1: {}}, f"error counters: {errors}", primary)
