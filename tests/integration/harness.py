@@ -49,6 +49,7 @@ MANA_EMU = BUILD / "emu/tool/mana-emu"
 # A named set of hardware/kernel behaviours (mana-emu run --profile; doc/emulator.md) under which
 # every emulator this test process starts runs; empty: mana-emu's defaults.
 PROFILE = os.environ.get("MANA_EMU_PROFILE", "")
+OUTPUT_MARK = "\noutput:\n"  # a failure's reason ends here; the program output it carries follows
 
 
 def pmd_args(pmd=None):
@@ -159,11 +160,11 @@ class Program:
             seen = len(self.lines)
             left = deadline - time.monotonic()
             if left <= 0:
-                raise Failure(f"timed out after {timeout}s waiting for /{pattern}/ from {self.argv[0]};"
-                              f" output:\n" + self.output()[-6000:])
+                raise Failure(f"timed out after {timeout}s waiting for /{pattern}/ from {self.argv[0]}" +
+                              OUTPUT_MARK + self.output()[-6000:])
             if not self._pump(min(left, 0.5)) and self.proc.poll() is not None:
-                raise Failure(f"{self.argv[0]} exited ({self.proc.returncode}) before /{pattern}/;"
-                              f" output:\n" + self.output()[-6000:])
+                raise Failure(f"{self.argv[0]} exited ({self.proc.returncode}) before /{pattern}/" +
+                              OUTPUT_MARK + self.output()[-6000:])
 
     def stop(self, sig=signal.SIGINT, timeout=30.0):
         """Sends `sig` (to the whole session), collects the rest of the output, returns the status."""
@@ -322,7 +323,7 @@ def fake_pci_tree(bdf="7870:00:00.0", vendor="0x1414", device="0x00ba"):
 
 def expect(cond, message, program=None):
     if not cond:
-        tail = ("\noutput:\n" + program.output()[-6000:]) if program else ""
+        tail = (OUTPUT_MARK + program.output()[-6000:]) if program else ""
         raise Failure(message + tail)
 
 
@@ -330,6 +331,7 @@ def run_tests(named_tests):
     """Runs (name, function) pairs; prints PASS/SKIP/FAIL per test; returns (passed, failed,
     skipped)."""
     passed = failed = skipped = 0
+    failures = []  # (name, reason) for the summary after the last test
     for name, fn in named_tests:
         started = time.monotonic()
         try:
@@ -342,11 +344,17 @@ def run_tests(named_tests):
         except Failure as e:
             failed += 1
             print(f"FAIL {name}: {e}", flush=True)
+            failures.append((name, str(e)))
         except Exception as e:  # a crash in one test (e.g. scapy's) fails that test only
             failed += 1
             print(f"FAIL {name}: {type(e).__name__}: {e}", flush=True)
+            failures.append((name, f"{type(e).__name__}: {e}"))
         finally:
             kill_leftovers()
+    # Each failure's reason again without the program output it carried: meson's error log keeps
+    # only the last 100 lines, and later tests' output would push the reason out of it.
+    for name, reason in failures:
+        print(f"FAILED {name}: {reason.split(OUTPUT_MARK)[0][-1500:]}", flush=True)
     return passed, failed, skipped
 
 
@@ -355,6 +363,8 @@ def main(tests):
     non-zero on failure. A skipped test prints its one-line reason."""
     if PROFILE:
         print(f"emulator profile: {PROFILE} (MANA_EMU_PROFILE)")
-    passed, failed, skipped = run_tests([(fn.__name__, fn) for fn in tests])
+    only = os.environ.get("MANA_TESTS")  # a comma-separated subset of the test names, to debug
+    chosen = [fn for fn in tests if not only or fn.__name__ in only.split(",")]
+    passed, failed, skipped = run_tests([(fn.__name__, fn) for fn in chosen])
     print(f"{passed} passed, {failed} failed, {skipped} skipped")
     sys.exit(1 if failed else 0)
