@@ -38,6 +38,39 @@ if [ ${#missing[@]} -gt 0 ]; then
     || die "apt-get install ${missing[*]} failed"
 fi
 
+# Open vSwitch with DPDK (tests/integration/test_ovs.py starts its own ovsdb-server and
+# ovs-vswitchd). Installed with a policy-rc.d that forbids starting services, so the package's
+# postinst does not start a system-wide OVS (init script or systemd unit) next to the tests'.
+ovs_packages=(openvswitch-switch-dpdk openvswitch-switch openvswitch-common)
+ovs_missing=()
+for p in "${ovs_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || ovs_missing+=("$p")
+done
+if [ ${#ovs_missing[@]} -gt 0 ]; then
+  say "installing ${ovs_missing[*]} (no services started)"
+  apt_update
+  own_policy=0
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\n# scripts/setup.sh: no service starts while it installs Open vSwitch\nexit 101\n' \
+      >/usr/sbin/policy-rc.d
+    chmod 755 /usr/sbin/policy-rc.d
+    own_policy=1
+  fi
+  rc=0
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${ovs_missing[@]}" >/dev/null || rc=$?
+  [ $own_policy = 0 ] || rm -f /usr/sbin/policy-rc.d
+  [ $rc = 0 ] || die "apt-get install ${ovs_missing[*]} failed"
+  # Nor at the next boot.
+  if [ -d /run/systemd/system ]; then
+    systemctl disable -q openvswitch-switch.service ovsdb-server.service ovs-vswitchd.service \
+      2>/dev/null || true
+  else
+    update-rc.d openvswitch-switch disable >/dev/null 2>&1 || true
+  fi
+fi
+[ -x /usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk ] \
+  || die "no /usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk after installing openvswitch-switch-dpdk"
+
 "$top/scripts/fetch-dpdk-sdk.sh"
 
 if [ $want_huge = 1 ]; then
