@@ -45,6 +45,13 @@ class Ovs:
         self.log = self.dir / "ovs-vswitchd.log"
         self.env = {"OVS_RUNDIR": str(self.dir), "OVS_DBDIR": str(self.dir),
                     "OVS_LOGDIR": str(self.dir), "OVS_SYSCONFDIR": str(self.dir)}
+        try:
+            self._start(emu_opts)
+        except BaseException:
+            self.cleanup()  # its programs are stopped by harness.kill_leftovers
+            raise
+
+    def _start(self, emu_opts):
         subprocess.run(["ovsdb-tool", "create", self.db, SCHEMA], check=True)
         self.ovsdb = harness.Program(
             ["ovsdb-server", self.db, f"--remote=punix:{self.sock}", "--no-chdir",
