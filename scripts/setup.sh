@@ -24,10 +24,11 @@ packages=(dpdk dpdk-dev libdpdk-dev libibverbs-dev ibverbs-providers rdma-core
   meson ninja-build g++ pkg-config libgtest-dev python3 python3-pyelftools python3-scapy
   dpkg-dev dpdk-doc gcc xz-utils iproute2 iputils-ping tcpdump tshark procps util-linux kmod clang-format)
 
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
-done
+# The packages named that are not installed, one a line.
+not_installed() {
+  for p; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || echo "$p"; done
+}
+mapfile -t missing < <(not_installed "${packages[@]}")
 apt_updated=0
 apt_update() { [ $apt_updated = 1 ] || { apt-get update -q >/dev/null || die "apt-get update failed: check the apt sources"; apt_updated=1; }; }
 if [ ${#missing[@]} -gt 0 ]; then
@@ -37,6 +38,37 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >/dev/null \
     || die "apt-get install ${missing[*]} failed"
 fi
+
+# Open vSwitch with DPDK (tests/integration/test_ovs.py starts its own ovsdb-server and
+# ovs-vswitchd). Installed with a policy-rc.d that forbids starting services, so the package's
+# postinst does not start a system-wide OVS (init script or systemd unit) next to the tests'.
+# A system OVS that was already running is left alone: the test shares no file or socket with it.
+mapfile -t ovs_missing < <(not_installed openvswitch-switch-dpdk openvswitch-switch openvswitch-common)
+if [ ${#ovs_missing[@]} -gt 0 ]; then
+  say "installing ${ovs_missing[*]} (no services started)"
+  apt_update
+  own_policy=0
+  if [ ! -e /usr/sbin/policy-rc.d ]; then  # (Debian's Docker images ship one that says the same)
+    printf '#!/bin/sh\n# scripts/setup.sh: no service starts while it installs Open vSwitch\nexit 101\n' \
+      >/usr/sbin/policy-rc.d
+    chmod 755 /usr/sbin/policy-rc.d
+    own_policy=1
+    trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+  fi
+  rc=0
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${ovs_missing[@]}" >/dev/null || rc=$?
+  if [ $own_policy = 1 ]; then rm -f /usr/sbin/policy-rc.d; trap - EXIT; fi
+  [ $rc = 0 ] || die "apt-get install ${ovs_missing[*]} failed"
+  # Nor at the next boot.
+  if [ -d /run/systemd/system ]; then
+    systemctl disable -q openvswitch-switch.service ovsdb-server.service ovs-vswitchd.service \
+      2>/dev/null || true
+  else
+    update-rc.d openvswitch-switch disable >/dev/null 2>&1 || true
+  fi
+fi
+[ -x /usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk ] \
+  || die "no /usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk after installing openvswitch-switch-dpdk"
 
 "$top/scripts/fetch-dpdk-sdk.sh"
 
