@@ -371,7 +371,7 @@ def choose_port(report, paths, ports, want_mac):
             return None
         return chosen[0]
     ssh = default_route_ifname(paths)
-    spare = [p for p in ports if ssh not in (p.ifname, p.netvsc and p.netvsc[0])]
+    spare = [p for p in ports if ssh is None or ssh not in (p.ifname, p.netvsc and p.netvsc[0])]
     if len(spare) < len(ports):
         report.info(f"{ssh} carries the default route (your SSH session): left to the kernel")
     if not spare:
@@ -389,7 +389,7 @@ def check_port_state(report, port):
                     "DPDK's queue creation fails (mana_start_tx_queues(): Failed to create qp)", down)
     else:
         report.ok(f"{port.ifname} is down: DPDK can take the port")
-    if port.netvsc and port.netvsc[1]:
+    if port.netvsc and port.netvsc[1]:  # doc/hardware.md §6.2 "netvsc reopens its VF"
         report.warn(f"synthetic interface {synthetic} is up: netvsc opens its VF again when the VF "
                     "comes back (Azure servicing), racing DPDK for the port",
                     f"ip link set {synthetic} down")

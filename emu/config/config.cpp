@@ -351,9 +351,11 @@ std::string format_config(const EmuConfig& config) {
   out << "device_split=" << (config.device_split ? 1 : 0) << "\n";
   out << "limits=" << (config.limits == EmuConfig::kLimits2025 ? "2025" : "6.2") << "\n";
   if (config.device_cpu >= 0) out << "device_cpu=" << config.device_cpu << "\n";
-  out << "mana_ib=" << (config.kernel.mana_ib ? 1 : 0) << "\n";
-  out << "ib_uverbs=" << (config.kernel.ib_uverbs ? 1 : 0) << "\n";
-  out << "driver_id=" << config.kernel.driver_id << "\n";
+  // Setup faults only when injected (doc/emulator.md "Kernel setup faults").
+  if (!config.kernel.mana_ib) out << "mana_ib=0\n";
+  if (!config.kernel.ib_uverbs) out << "ib_uverbs=0\n";
+  if (config.kernel.driver_id != kRdmaDriverMana)
+    out << "driver_id=" << config.kernel.driver_id << "\n";
   out << "hw";
   for (const std::string& word : format_hw_options(config.hw)) out << " " << word;
   out << "\n";

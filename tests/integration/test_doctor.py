@@ -68,6 +68,13 @@ def test_ready_and_its_testpmd_line_forwards():
     expect(p.stop() == 0, "testpmd did not exit cleanly", p)
 
 
+def test_ready_without_netvsc():
+    """A VF netdev with no synthetic interface (mana-emu's default VM) is still a usable port."""
+    status, out = doctor(["--ports", "1"])
+    expect(status == 0 and "eth1 MAC 00:0d:3a:00:00:01 (down), no synthetic interface" in out,
+           f"not ready without netvsc (status {status})\n{out}")
+
+
 def test_interface_up():
     out = expect_fault([*AZURE_VM, "--netdev-up", "0"], r"enP30832p0s0 \(MAC 00:0d:3a:00:00:01\) is up",
                        r"ip link set eth1 down\s+ip link set enP30832p0s0 down")
@@ -166,6 +173,6 @@ def test_no_libmana():
 if __name__ == "__main__":
     if not DOCTOR.exists():
         raise Failure(f"{DOCTOR} not built")
-    main([test_ready_and_its_testpmd_line_forwards, test_interface_up, test_mana_ib_not_loaded,
-          test_ib_uverbs_not_loaded, test_driver_id_mismatch, test_no_hugepages,
-          test_hugepages_all_used, test_netvsc_only_vm, test_no_libmana])
+    main([test_ready_and_its_testpmd_line_forwards, test_ready_without_netvsc, test_interface_up,
+          test_mana_ib_not_loaded, test_ib_uverbs_not_loaded, test_driver_id_mismatch,
+          test_no_hugepages, test_hugepages_all_used, test_netvsc_only_vm, test_no_libmana])

@@ -145,8 +145,9 @@ TEST(RunOptions, KernelSetupFaultsAndNetvscNames) {
   EXPECT_EQ(parse_error({"--no-module", "mana", "--", "x"}),
             "--no-module 'mana': expected mana_ib or ib_uverbs");
   EXPECT_EQ(parse_error({"--driver-id", "300", "--", "x"}), "--driver-id '300': expected 0..255");
-  EXPECT_EQ(parse_error({"--ports", "2", "--netvsc", "eth1", "--netvsc", "eth1", "--", "x"}),
-            "--vf 7870:00:00.0 port 1: duplicate ifname eth1");
+  EXPECT_EQ(parse_error({"--ports", "2", "--ifname", "a0", "--ifname", "a1", "--netvsc", "s",
+                         "--netvsc", "s", "--", "x"}),
+            "--vf 7870:00:00.0 port 1: duplicate ifname s");
   EXPECT_EQ(parse_error({"--netvsc", "eth1", "--", "x"}),
             "--vf 7870:00:00.0 port 0: duplicate ifname eth1");  // the VF netdev's default name
 }
