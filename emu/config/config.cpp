@@ -87,8 +87,9 @@ class ConfigParser {
     if (!vfs_started_.empty()) return fail(error, "global settings must come before the first vf");
     std::vector<Field> fields;
     if (!fields_of(words, 0,
-                   {"root", "doorbell", "control", "device_split", "limits", "device_cpu"}, &fields,
-                   error)) {
+                   {"root", "doorbell", "control", "device_split", "limits", "device_cpu",
+                    "mana_ib", "ib_uverbs", "driver_id"},
+                   &fields, error)) {
       return false;
     }
     const Field& f = fields[0];
@@ -109,6 +110,12 @@ class ConfigParser {
       }
     } else if (f.key == "device_split") {
       if (!parse_bit(f.value, &out_->device_split)) return bad_value(error, f, "0 or 1");
+    } else if (f.key == "mana_ib") {
+      if (!parse_bit(f.value, &out_->kernel.mana_ib)) return bad_value(error, f, "0 or 1");
+    } else if (f.key == "ib_uverbs") {
+      if (!parse_bit(f.value, &out_->kernel.ib_uverbs)) return bad_value(error, f, "0 or 1");
+    } else if (f.key == "driver_id") {
+      if (!parse_uint(f.value, 255, &out_->kernel.driver_id)) return bad_value(error, f, "0..255");
     } else if (f.key == "device_cpu") {
       uint32_t cpu = 0;
       if (!parse_uint(f.value, CPU_SETSIZE - 1, &cpu)) return bad_value(error, f, "a CPU number");
@@ -160,7 +167,8 @@ class ConfigParser {
   bool parse_port(const std::vector<std::string_view>& words, std::string* error) {
     if (out_->vfs.empty()) return fail(error, "port record before any vf record");
     std::vector<Field> fields;
-    if (!fields_of(words, 1, {"mac", "ifname", "up", "wire", "ip"}, &fields, error)) return false;
+    if (!fields_of(words, 1, {"mac", "ifname", "up", "wire", "ip", "netvsc"}, &fields, error))
+      return false;
     PortConfig port;
     bool has_mac = false, has_ifname = false;
     for (const Field& f : fields) {
@@ -174,6 +182,8 @@ class ConfigParser {
         if (!parse_bit(f.value, &port.netdev_up)) return bad_value(error, f, "0 or 1");
       } else if (f.key == "wire") {
         port.wire = f.value;
+      } else if (f.key == "netvsc") {
+        port.netvsc = f.value;
       } else if (f.key == "ip") {
         if (!parse_ipv4(f.value, &port.ipv4)) return bad_value(error, f, "A.B.C.D");
       }
@@ -288,6 +298,13 @@ bool validate_vfs(const EmuConfig& config, const ConfigLocator& where, std::stri
         return port_fail("bad interface name '" + port.ifname + "'");
       }
       if (!remember(&ifnames, port.ifname)) return port_fail("duplicate ifname " + port.ifname);
+      if (!port.netvsc.empty()) {
+        if (!is_plain_value(port.netvsc) || port.netvsc.size() > 15 ||
+            port.netvsc.find('/') != std::string::npos) {
+          return port_fail("bad netvsc interface name '" + port.netvsc + "'");
+        }
+        if (!remember(&ifnames, port.netvsc)) return port_fail("duplicate ifname " + port.netvsc);
+      }
       if (!check_wire_spec(port.wire, &wire_error)) return port_fail(wire_error);
       if (port.wire.starts_with("tap:") && !remember(&taps, port.wire)) {
         return port_fail("wire " + port.wire + " is used by another port (one TAP per port)");
@@ -334,6 +351,11 @@ std::string format_config(const EmuConfig& config) {
   out << "device_split=" << (config.device_split ? 1 : 0) << "\n";
   out << "limits=" << (config.limits == EmuConfig::kLimits2025 ? "2025" : "6.2") << "\n";
   if (config.device_cpu >= 0) out << "device_cpu=" << config.device_cpu << "\n";
+  // Setup faults only when injected (doc/emulator.md "Kernel setup faults").
+  if (!config.kernel.mana_ib) out << "mana_ib=0\n";
+  if (!config.kernel.ib_uverbs) out << "ib_uverbs=0\n";
+  if (config.kernel.driver_id != kRdmaDriverMana)
+    out << "driver_id=" << config.kernel.driver_id << "\n";
   out << "hw";
   for (const std::string& word : format_hw_options(config.hw)) out << " " << word;
   out << "\n";
@@ -344,6 +366,7 @@ std::string format_config(const EmuConfig& config) {
       out << "port mac=" << format_mac(port.mac) << " ifname=" << port.ifname
           << " up=" << (port.netdev_up ? 1 : 0) << " wire=" << port.wire;
       if (port.ipv4 != Ipv4Address{}) out << " ip=" << format_ipv4(port.ipv4);
+      if (!port.netvsc.empty()) out << " netvsc=" << port.netvsc;
       out << "\n";
     }
   }

@@ -13,6 +13,17 @@
 namespace mana::emu {
 
 constexpr unsigned kMaxPortsPerVf = 8;
+// The RDMA driver id of MANA in the kernel uapi and in rdma-core >= 44's libmana (doc/hardware.md
+// §6.2, "Provider binding").
+constexpr uint32_t kRdmaDriverMana = 20;
+
+// The kernel around the VF, for setup faults (doc/emulator.md "Kernel setup faults"): which modules
+// are loaded and the RDMA driver id the kernel reports.
+struct KernelSetup {
+  bool mana_ib = true;    // false: no RDMA device (sysfs class/infiniband) and none listed
+  bool ib_uverbs = true;  // false: no uverbs device (class/infiniband_verbs) and none listed
+  uint32_t driver_id = kRdmaDriverMana;  // libmana binds only its own id: others are not listed
+};
 
 struct EmuConfig {
   enum DoorbellMode { kTrap, kPoll };
@@ -24,7 +35,8 @@ struct EmuConfig {
   bool device_split = false;  // manae_<n> (Ethernet) + mana_<n> (RNIC) per VF
   int device_cpu = -1;        // CPU the device thread is pinned to; -1: not pinned
   LimitsProfile limits = kLimits6_2;
-  HwBehaviour hw;             // every VF's `hw` follows it (--hw, --profile)
+  HwBehaviour hw;  // every VF's `hw` follows it (--hw, --profile)
+  KernelSetup kernel;
   std::vector<VfConfig> vfs;  // every VF's `limits` and `hw` follow `limits` and `hw`
 };
 

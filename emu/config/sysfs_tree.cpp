@@ -1,5 +1,7 @@
 #include "config/sysfs_tree.h"
 
+#include <cstdio>
+
 #include "config/fs_util.h"
 
 namespace mana::emu {
@@ -67,6 +69,43 @@ void write_pci_device(const EmuConfig& config, uint32_t vf, TreeWriter* w) {
   }
 }
 
+// /sys/class/net: a link per VF netdev and, for a port with `netvsc`, its synthetic interface as
+// Hyper-V's hv_netvsc makes it (same MAC, VF enslaved: `lower_<vf>` and the VF's `master`), on a
+// VMBus device bound to hv_netvsc. The synthetic interface starts in the VF netdev's state.
+void write_class_net(const EmuConfig& config, uint32_t vf, TreeWriter* w) {
+  const std::string class_net = config.root + "/sys/class/net";
+  const std::string vmbus = config.root + "/sys/bus/vmbus";
+  w->dir(class_net);
+  const VfConfig& cfg = config.vfs[vf];
+  for (size_t p = 0; p < cfg.ports.size(); ++p) {
+    const PortConfig& port = cfg.ports[p];
+    const std::string vf_net = pci_device_dir(config, vf) + "/net/" + port.ifname;
+    w->symlink(vf_net, class_net + "/" + port.ifname);
+    if (port.netvsc.empty()) continue;
+    char uuid[64];
+    snprintf(uuid, sizeof(uuid), "f8615163-0000-1000-8000-%04x%08x", vf, static_cast<unsigned>(p));
+    const std::string dev = vmbus + "/devices/" + uuid;
+    const std::string net = class_net + "/" + port.netvsc;
+    w->dir(vmbus + "/drivers/hv_netvsc");
+    w->dir(dev);
+    w->symlink(vmbus + "/drivers/hv_netvsc", dev + "/driver");
+    w->dir(net);
+    w->file(net + "/address", format_mac(port.mac));
+    w->file(net + "/operstate", port.netdev_up ? "up" : "down");
+    w->symlink(dev, net + "/device");
+    w->symlink(class_net + "/" + port.ifname, net + "/lower_" + port.ifname);
+    w->symlink(net, vf_net + "/master");
+  }
+}
+
+// /sys/module/<name> exists for a loaded module.
+void write_modules(const EmuConfig& config, TreeWriter* w) {
+  const std::string modules = config.root + "/sys/module/";
+  w->dir(modules + "mana");
+  if (config.kernel.mana_ib) w->dir(modules + "mana_ib");
+  if (config.kernel.ib_uverbs) w->dir(modules + "ib_uverbs");
+}
+
 }  // namespace
 
 std::vector<IbDeviceInfo> ib_devices(const EmuConfig& config) {
@@ -101,13 +140,19 @@ bool write_sysfs_tree(const EmuConfig& config, std::string* error) {
   TreeWriter w(error);
   w.dir(config.root + "/sys/bus/pci/drivers/mana");
   w.dir(pci_devices_dir(config.root));
-  for (uint32_t vf = 0; vf < config.vfs.size(); ++vf) write_pci_device(config, vf, &w);
-  const auto devices = ib_devices(config);
+  for (uint32_t vf = 0; vf < config.vfs.size(); ++vf) {
+    write_pci_device(config, vf, &w);
+    write_class_net(config, vf, &w);
+  }
+  write_modules(config, &w);
+  // RDMA devices exist with mana_ib, their uverbs devices with ib_uverbs too.
+  const auto devices = config.kernel.mana_ib ? ib_devices(config) : std::vector<IbDeviceInfo>{};
   for (uint32_t k = 0; k < devices.size(); ++k) {
     const std::string dir = ib_device_dir(config.root, devices[k].name);
     w.dir(dir);
     w.file(dir + "/node_type", "1: CA");
     w.symlink(pci_device_dir(config, devices[k].vf), dir + "/device");
+    if (!config.kernel.ib_uverbs) continue;
     w.dir(uverbs_dir(config.root, k));
     w.file(uverbs_dir(config.root, k) + "/ibdev", devices[k].name);
   }
@@ -146,7 +191,7 @@ bool set_vf_present(EmuConfig& config, uint32_t vf, bool present, std::string* e
   TreeWriter w(error);
   if (moves) w.file(pci_live + "/uevent", pci_uevent(new_pci));
   for (const IbDeviceInfo& dev : ib_devices(config)) {
-    if (dev.vf != vf) continue;
+    if (dev.vf != vf || !config.kernel.mana_ib) continue;
     const std::string live = ib_device_dir(config.root, dev.name);
     const std::string gone = removed_ib_dir(config.root, dev.name);
     if (!(present ? move_path(gone, live, error) : move_path(live, gone, error))) return false;

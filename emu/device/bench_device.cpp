@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include <chrono>
+#include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -247,15 +248,15 @@ int main(int argc, char** argv) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const double cpu = cpu_now() - cpu_start;
   const uint64_t rx = ports[0].rx_packets + ports[1].rx_packets;
+  const uint64_t tx_errors = ports[0].tx_errors + ports[1].tx_errors;
+  const uint64_t rx_errors = ports[0].rx_errors + ports[1].rx_errors;
+  const uint64_t wire_drops =
+      dev->port_counters(0).tx_wire_drops + dev->port_counters(1).tx_wire_drops;
   std::printf(
-      "bench_device: %.2f Mpps per CPU second, %.2f Mpps wall clock (%llu frames of %u bytes in "
-      "%.2f s, 2 ports on a pair wire, burst "
-      "%u, %s doorbells%s); errors tx %llu rx %llu; wire drops %llu\n",
-      rx / cpu / 1e6, rx / secs / 1e6, static_cast<unsigned long long>(rx), kFrameLen + 4, secs,
-      burst, trap ? "trapped" : "polled", suppress ? ", TX CQE suppression" : "",
-      static_cast<unsigned long long>(ports[0].tx_errors + ports[1].tx_errors),
-      static_cast<unsigned long long>(ports[0].rx_errors + ports[1].rx_errors),
-      static_cast<unsigned long long>(dev->port_counters(0).tx_wire_drops +
-                                      dev->port_counters(1).tx_wire_drops));
+      "bench_device: %.2f Mpps per CPU second, %.2f Mpps wall clock (%" PRIu64
+      " frames of %u bytes in %.2f s, 2 ports on a pair wire, burst %u, %s doorbells%s); errors "
+      "tx %" PRIu64 " rx %" PRIu64 "; wire drops %" PRIu64 "\n",
+      rx / cpu / 1e6, rx / secs / 1e6, rx, kFrameLen + 4, secs, burst, trap ? "trapped" : "polled",
+      suppress ? ", TX CQE suppression" : "", tx_errors, rx_errors, wire_drops);
   return 0;
 }

@@ -47,6 +47,7 @@ struct PortConfig {
   bool netdev_up = false;     // a raw QP on a port whose netdev is up fails (hw.vport_busy_errno)
   std::string wire = "loop";  // loop | pair | null | tap:<ifname> | shm:<name> | fabric:<name>
   std::array<uint8_t, 4> ipv4{};  // the port's address on a fabric wire; 0.0.0.0: none
+  std::string netvsc{};  // name of the synthetic (netvsc) interface with the same MAC; "": none
 };
 
 struct VfConfig {

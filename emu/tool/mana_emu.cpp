@@ -48,6 +48,9 @@ run: presents emulated MANA VFs (sysfs tree, libmana_emu.so preloaded) to <comma
   --wire SPEC         loop | pair | null | tap:<ifname> | shm:<name> | fabric:<name>; once for
                       all ports of the current VF or once per port (default loop)
   --netdev-up PORT    the kernel netdev of that port (0-based) of the current VF is up
+  --netvsc NAME       a synthetic netvsc interface with the next port's MAC, its VF enslaved
+  --no-module M       setup fault: kernel module M (mana_ib or ib_uverbs) is not loaded
+  --driver-id N       setup fault: the kernel's RDMA driver id for MANA (default 20, libmana's)
   --doorbell MODE     trap (default, exact) | poll (fast, one SQ/RQ per context)
   --coalesce on|off   RX CQE coalescing (kernels >= 6.5), default off
   --limits 6.2|2025   device limits: 256 WR/CQE (default) or 2048 WR/CQE, 0xFFFFFF MRs

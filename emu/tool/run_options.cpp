@@ -15,6 +15,7 @@ struct VfDraft {
   std::vector<MacAddress> macs;
   std::vector<Ipv4Address> ips;
   std::vector<std::string> ifnames;
+  std::vector<std::string> netvscs;
   std::vector<std::string> wires;
   std::vector<uint32_t> netdev_up;
 };
@@ -39,6 +40,7 @@ bool build_vf(const VfDraft& d, uint32_t index, uint32_t* next_ifname, const Glo
   if (d.macs.size() > d.ports) return too_many(d.macs.size(), "--mac");
   if (d.ifnames.size() > d.ports) return too_many(d.ifnames.size(), "--ifname");
   if (d.ips.size() > d.ports) return too_many(d.ips.size(), "--ip");
+  if (d.netvscs.size() > d.ports) return too_many(d.netvscs.size(), "--netvsc");
   if (d.wires.size() > 1 && d.wires.size() != d.ports) {
     *error =
         who + ": give one --wire for all ports or one per port (" + std::to_string(d.ports) + ")";
@@ -54,6 +56,7 @@ bool build_vf(const VfDraft& d, uint32_t index, uint32_t* next_ifname, const Glo
     if (p < d.ips.size()) port.ipv4 = d.ips[p];
     port.ifname = p < d.ifnames.size() ? d.ifnames[p] : "eth" + std::to_string(*next_ifname);
     ++*next_ifname;
+    if (p < d.netvscs.size()) port.netvsc = d.netvscs[p];
     port.wire = d.wires.empty() ? "loop" : d.wires[d.wires.size() == 1 ? 0 : p];
   }
   for (uint32_t p : d.netdev_up) {
@@ -149,6 +152,18 @@ bool parse_run_options(const std::vector<std::string>& args, RunOptions* out, st
       vf.ips.push_back(ip);
     } else if (name == "--ifname") {
       vf.ifnames.push_back(value);
+    } else if (name == "--netvsc") {
+      vf.netvscs.push_back(value);
+    } else if (name == "--no-module") {
+      if (value == "mana_ib") {
+        opts.config.kernel.mana_ib = false;
+      } else if (value == "ib_uverbs") {
+        opts.config.kernel.ib_uverbs = false;
+      } else {
+        return bad("mana_ib or ib_uverbs");
+      }
+    } else if (name == "--driver-id") {
+      if (!parse_uint(value, 255, &opts.config.kernel.driver_id)) return bad("0..255");
     } else if (name == "--wire") {
       std::string wire_error;
       if (!check_wire_spec(value, &wire_error)) {

@@ -88,10 +88,14 @@ bool Runtime::admit_queue(const char* what, uint32_t live) const {
 }
 
 // By its RDMA device folder, whose name stays when `add --pci` brings the VF back on another PCI
-// address (this process's copy of the config keeps the old one).
+// address (this process's copy of the config keeps the old one). libibverbs lists a device only
+// with its uverbs device (ib_uverbs) and a provider whose driver id is the kernel's
+// (doc/hardware.md §6.2): libmana's is kRdmaDriverMana.
 bool Runtime::vf_listed(unsigned vf) const {
+  if (config_.kernel.driver_id != kRdmaDriverMana) return false;
   for (const EmuDevice* dev : devices_)
-    if (dev->vf == vf) return access(dev->ibv.ibdev_path, F_OK) == 0;
+    if (dev->vf == vf)
+      return access(dev->ibv.ibdev_path, F_OK) == 0 && access(dev->ibv.dev_path, F_OK) == 0;
   return false;
 }
 

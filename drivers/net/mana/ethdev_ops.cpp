@@ -35,7 +35,9 @@ constexpr uint64_t kTxOffloads = RTE_ETH_TX_OFFLOAD_MULTI_SEGS | RTE_ETH_TX_OFFL
 constexpr uint32_t kDefaultBurst = 32;
 
 uint32_t max_rx_queues(const DeviceCaps& caps) { return RTE_MIN(caps.max_qp, kMaxRxQueues); }
-uint32_t max_tx_queues(const DeviceCaps& caps) { return RTE_MIN(caps.max_qp, UINT16_MAX); }
+uint32_t max_tx_queues(const DeviceCaps& caps) {
+  return RTE_MIN(caps.max_qp, uint32_t{UINT16_MAX});
+}
 
 int dev_configure(rte_eth_dev* dev) {
   PortPriv* priv = priv_of(dev);

@@ -19,8 +19,10 @@ namespace mana {
 namespace {
 
 int verbs_reg(void* ctx, uintptr_t start, size_t len, uint32_t* lkey, void** handle) {
-  ibv_mr* mr = ibv_reg_mr(static_cast<ibv_pd*>(ctx), reinterpret_cast<void*>(start), len,
-                          IBV_ACCESS_LOCAL_WRITE);
+  ibv_mr* mr =
+      ibv_reg_mr(static_cast<ibv_pd*>(ctx), reinterpret_cast<void*>(start), len,
+                 static_cast<int>(IBV_ACCESS_LOCAL_WRITE));  // ibv_reg_mr (a macro) masks it with
+                                                             // another enum: C++20 deprecates that
   if (mr == nullptr) return -(errno ? errno : ENOMEM);
   *lkey = mr->lkey;
   *handle = mr;

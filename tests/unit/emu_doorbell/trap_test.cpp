@@ -153,7 +153,7 @@ std::vector<const RealStores*> AllRealStores() {
 }
 
 INSTANTIATE_TEST_SUITE_P(Compiled, RealStoreTrap, ::testing::ValuesIn(AllRealStores()),
-                         [](const auto& info) { return std::string(info.param->optimization); });
+                         [](const auto& p) { return std::string(p.param->optimization); });
 
 // ---- registration ------------------------------------------------------------------------------
 

@@ -25,10 +25,12 @@ EmuConfig sample_config() {
   b.pci_addr = "7870:00:01.0";
   b.anti_spoof = false;
   b.ports.push_back({{0x02, 0xaa, 0xbb, 0xcc, 0xdd, 0xee}, "mana9", false, "tap:tap0"});
+  b.ports.back().netvsc = "seth9";
   b.ports.push_back({{0x02, 0xaa, 0xbb, 0xcc, 0xdd, 0xef}, "mana10", false, "shm:link-a"});
   b.ports.push_back(
       {{0x02, 0xaa, 0xbb, 0xcc, 0xdd, 0xf0}, "mana11", false, "fabric:az", {198, 18, 0, 10}});
   c.vfs = {a, b};
+  c.kernel = {false, false, 19};
   return c;
 }
 
@@ -43,6 +45,9 @@ TEST(EmuConfig, FormatThenParseGivesTheSameConfig) {
   EXPECT_EQ(parsed.doorbell, EmuConfig::kPoll);
   EXPECT_TRUE(parsed.device_split);
   EXPECT_EQ(parsed.limits, EmuConfig::kLimits2025);
+  EXPECT_FALSE(parsed.kernel.mana_ib);
+  EXPECT_FALSE(parsed.kernel.ib_uverbs);
+  EXPECT_EQ(parsed.kernel.driver_id, 19u);
   ASSERT_EQ(parsed.vfs.size(), 2u);
   for (size_t v = 0; v < 2; ++v) {
     const VfConfig& want = original.vfs[v];
@@ -59,6 +64,7 @@ TEST(EmuConfig, FormatThenParseGivesTheSameConfig) {
       EXPECT_EQ(got.ports[p].netdev_up, want.ports[p].netdev_up);
       EXPECT_EQ(got.ports[p].wire, want.ports[p].wire);
       EXPECT_EQ(got.ports[p].ipv4, want.ports[p].ipv4);
+      EXPECT_EQ(got.ports[p].netvsc, want.ports[p].netvsc);
     }
   }
   EXPECT_EQ(format_config(parsed), text);

@@ -128,6 +128,30 @@ TEST(RunOptions, IpPerPortOfTheCurrentVf) {
   EXPECT_TRUE(o.config.vfs[1].anti_spoof);
 }
 
+TEST(RunOptions, KernelSetupFaultsAndNetvscNames) {
+  const RunOptions d = parse_ok({"--", "x"});
+  EXPECT_TRUE(d.config.kernel.mana_ib);
+  EXPECT_TRUE(d.config.kernel.ib_uverbs);
+  EXPECT_EQ(d.config.kernel.driver_id, kRdmaDriverMana);
+  EXPECT_EQ(d.config.vfs[0].ports[0].netvsc, "");
+  const RunOptions o =
+      parse_ok({"--ports", "2", "--netvsc", "eth1", "--ifname", "enP1p0s0", "--ifname", "enP1p0s1",
+                "--no-module", "mana_ib", "--no-module=ib_uverbs", "--driver-id", "19", "--", "x"});
+  EXPECT_FALSE(o.config.kernel.mana_ib);
+  EXPECT_FALSE(o.config.kernel.ib_uverbs);
+  EXPECT_EQ(o.config.kernel.driver_id, 19u);
+  EXPECT_EQ(o.config.vfs[0].ports[0].netvsc, "eth1");
+  EXPECT_EQ(o.config.vfs[0].ports[1].netvsc, "");
+  EXPECT_EQ(parse_error({"--no-module", "mana", "--", "x"}),
+            "--no-module 'mana': expected mana_ib or ib_uverbs");
+  EXPECT_EQ(parse_error({"--driver-id", "300", "--", "x"}), "--driver-id '300': expected 0..255");
+  EXPECT_EQ(parse_error({"--ports", "2", "--ifname", "a0", "--ifname", "a1", "--netvsc", "s",
+                         "--netvsc", "s", "--", "x"}),
+            "--vf 7870:00:00.0 port 1: duplicate ifname s");
+  EXPECT_EQ(parse_error({"--netvsc", "eth1", "--", "x"}),
+            "--vf 7870:00:00.0 port 0: duplicate ifname eth1");  // the VF netdev's default name
+}
+
 TEST(RunOptions, ErrorsAreOneClearLine) {
   EXPECT_EQ(parse_error({"--mac", "00:0d:3a:00:00", "--", "x"}),
             "--mac '00:0d:3a:00:00': expected a MAC address aa:bb:cc:dd:ee:ff");

@@ -203,6 +203,50 @@ TEST(SysfsTree, OperstateFollowsTheNetdev) {
   EXPECT_EQ(error, "no port 2 on VF 0");
 }
 
+// mana-doctor's view (doc/emulator.md "Kernel setup faults"): class/net with the synthetic netvsc
+// interface paired to its VF netdev, and /sys/module.
+TEST(SysfsTree, NetvscInterfaceIsPairedWithItsVfNetdevByMac) {
+  testing::TempDir dir;
+  EmuConfig c = two_vf_config(dir.path(), false);
+  c.vfs[0].ports[1].netvsc = "seth2";
+  std::string error;
+  ASSERT_TRUE(write_sysfs_tree(c, &error)) << error;
+  const std::string net = dir.path() + "/sys/class/net";
+  EXPECT_EQ(entries(net), (std::set<std::string>{"eth1", "eth2", "eth3", "seth2"}));
+  const std::string vf_net = dir.path() + "/sys/bus/pci/devices/7870:00:00.0/net/eth2";
+  EXPECT_EQ(link_target(net + "/eth2"), vf_net);
+  EXPECT_EQ(read(net + "/seth2/address"), "00:0d:3a:00:00:02\n");
+  EXPECT_EQ(read(net + "/seth2/operstate"), "up\n");  // as its VF netdev
+  EXPECT_EQ(link_target(net + "/seth2/lower_eth2"), net + "/eth2");
+  EXPECT_EQ(link_target(vf_net + "/master"), net + "/seth2");
+  EXPECT_EQ(link_target(net + "/seth2/device/driver"),
+            dir.path() + "/sys/bus/vmbus/drivers/hv_netvsc");
+  EXPECT_EQ(entries(dir.path() + "/sys/module"),
+            (std::set<std::string>{"mana", "mana_ib", "ib_uverbs"}));
+}
+
+TEST(SysfsTree, MissingModulesRemoveTheirDevices) {
+  testing::TempDir dir;
+  EmuConfig c = two_vf_config(dir.path(), false);
+  c.kernel.ib_uverbs = false;
+  std::string error;
+  ASSERT_TRUE(write_sysfs_tree(c, &error)) << error;
+  EXPECT_EQ(entries(dir.path() + "/sys/module"), (std::set<std::string>{"mana", "mana_ib"}));
+  EXPECT_EQ(entries(dir.path() + "/sys/class/infiniband"),
+            (std::set<std::string>{"mana_0", "mana_1"}));
+  EXPECT_FALSE(is_dir(dir.path() + "/sys/class/infiniband_verbs"));
+
+  testing::TempDir dir2;
+  c = two_vf_config(dir2.path(), false);
+  c.kernel.mana_ib = false;
+  ASSERT_TRUE(write_sysfs_tree(c, &error)) << error;
+  EXPECT_EQ(entries(dir2.path() + "/sys/module"), (std::set<std::string>{"mana", "ib_uverbs"}));
+  EXPECT_FALSE(is_dir(dir2.path() + "/sys/class/infiniband"));
+  // hot removal still works without RDMA devices
+  ASSERT_TRUE(set_vf_present(c, 0, false, &error)) << error;
+  ASSERT_TRUE(set_vf_present(c, 0, true, &error)) << error;
+}
+
 TEST(RunFolder, MakesAFreshFolderUnderTmpdirWithConfigAndTree) {
   testing::TempDir dir;
   const char* old = std::getenv("TMPDIR");

@@ -236,7 +236,7 @@ TEST_P(TxErrorAtBurstEnd, WqesOfSeveralBasicUnits) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Unit, TxErrorAtBurstEnd, ::testing::Values(1u, 32u),
-                         [](const auto& info) { return info.param == 1 ? "BasicUnits" : "Bytes"; });
+                         [](const auto& p) { return p.param == 1 ? "BasicUnits" : "Bytes"; });
 
 TEST_F(TxBurstTest, WqeOffsetOutsideTheOldestBatchCompletesOnlyInOrder) {
   // A field that names no outstanding WQE (or one past the oldest batch) is not trusted: an error
