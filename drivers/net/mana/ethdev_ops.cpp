@@ -20,6 +20,7 @@
 #include "rss.h"
 #include "rx_cqe.h"
 #include "rx_intr.h"
+#include "rx_mode.h"
 #include "rx_queue.h"
 #include "stats.h"
 #include "tx_queue.h"
@@ -267,6 +268,7 @@ const eth_dev_ops kPrimaryOps = [] {
   o.dev_start = dev_start;
   o.dev_stop = dev_stop;
   o.dev_close = dev_close;
+  o.dev_reset = dev_reset;
   o.link_update = link_update;
   o.stats_get = stats_get;
   o.stats_reset = stats_reset;
@@ -286,6 +288,8 @@ const eth_dev_ops kPrimaryOps = [] {
   o.reta_query = reta_query;
   o.rss_hash_update = rss_hash_update;
   o.rss_hash_conf_get = rss_hash_conf_get;
+  o.allmulticast_enable = allmulticast_enable;
+  o.allmulticast_disable = allmulticast_disable;
   return o;
 }();
 
