@@ -121,12 +121,12 @@ def reset(p):
     expect(re.search(r"^\s*Done", p.lines[p.last_index]), "port start after the reset failed", p)
 
 
-def test_reset_brings_back_a_port_whose_vf_came_back():
-    """recovery_timeout=0: the removed VF leaves the port failed; once the VF is back, `port
-    stop`, `port reset`, `port start` make it send again with the verbs objects of a started port
-    (as before the removal), and back to a stopped port's after `port stop`."""
+def reset_after_removal(prefix, timeout, failed, reset_while_away=False):
+    """The VF removed with recovery_timeout=`timeout` and the port left failed (log line `failed`);
+    once the VF is back, `port stop`, `port reset`, `port start` make it send again with the verbs
+    objects of a started port (as before the removal), and a stopped port's after `port stop`."""
     # testpmd's own removal handling (closing the port) off: the application resets the port.
-    p = looped_txonly("ethdev-reset-rmv", ["-a", f"{EMU_BDF},recovery_timeout=0"],
+    p = looped_txonly(prefix, ["-a", f"{EMU_BDF},recovery_timeout={timeout}"],
                       opts=["--no-rmv-interrupt"])
     command(p, "start", r"^Logical Core")
     started = live(p)
@@ -136,7 +136,13 @@ def test_reset_brings_back_a_port_whose_vf_came_back():
     command(p, "port start 0")
     mark = len(p.lines)
     emu_ctl(p, "remove", "0")
-    p.wait_for(r"recovery_timeout=0: the port stays stopped", start=mark)
+    p.wait_for(failed, start=mark, timeout=30)
+    if reset_while_away:
+        command(p, "port stop 0")
+        mark = len(p.lines)
+        p.send("port reset 0")
+        p.wait_for(r"reset: no usable VF with MAC 00:0D:3A:00:00:01 is there", start=mark)
+        p.wait_for(r"Failed to reset port 0", start=mark)
     expect(emu_ctl(p, "add", "0") == "ok VF 0 added", "add refused", p)
     reset(p)
     expect(live(p) == started, f"objects after reset and start: {live(p)}, before: {started}", p)
@@ -146,6 +152,18 @@ def test_reset_brings_back_a_port_whose_vf_came_back():
     p.send("quit")
     expect(p.finish() == 0, "testpmd failed", p)
     expect("mana-emu:" not in p.output(), "the emulator complained", p)
+
+
+def test_reset_after_removal_without_recovery():
+    """recovery_timeout=0: the old objects are still there (of a dead context) when reset runs."""
+    reset_after_removal("ethdev-reset-rmv", 0, r"recovery_timeout=0: the port stays stopped")
+
+
+def test_reset_after_failed_recovery():
+    """recovery_timeout=1 ran out: the old objects were destroyed by the recovery already. A reset
+    while the VF is still away fails, saying why."""
+    reset_after_removal("ethdev-reset-fail", 1, r"came back within recovery_timeout=1 s",
+                        reset_while_away=True)
 
 
 def test_reset_of_a_healthy_port():
@@ -192,5 +210,6 @@ def test_allmulticast_is_what_the_vport_does():
 
 if __name__ == "__main__":
     harness.main([test_rx_missed_counts_the_nics_no_wqe_drops,
-                  test_reset_brings_back_a_port_whose_vf_came_back, test_reset_of_a_healthy_port,
+                  test_reset_after_removal_without_recovery, test_reset_after_failed_recovery,
+                  test_reset_of_a_healthy_port,
                   test_allmulticast_is_what_the_vport_does])

@@ -150,7 +150,8 @@ bool vf_is_here(const PortPriv& priv, const char* what) {
   if (r == Recovery::kNone) return true;
   if (r == Recovery::kFailed)
     MANA_DRV_LOG(ERR,
-                 "port %u: cannot %s: the VF was removed and did not come back: close the port",
+                 "port %u: cannot %s: the VF was removed and did not come back: close the port, "
+                 "or reset it (rte_eth_dev_reset) once the VF is back",
                  priv.port_id, what);
   else
     MANA_DRV_LOG(ERR,

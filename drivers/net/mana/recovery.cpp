@@ -140,7 +140,8 @@ void fail(rte_eth_dev* dev) {
   char m[RTE_ETHER_ADDR_FMT_SIZE];
   MANA_DRV_LOG(ERR,
                "port %u: no VF with MAC %s came back within recovery_timeout=%u s: the port stays "
-               "stopped; close it and probe the device again (port attach) once the VF is back",
+               "stopped; once the VF is back, reset it (rte_eth_dev_reset) or close it and probe "
+               "the device again (port attach)",
                priv.port_id, mac_text(priv, m), priv.recovery_timeout_s);
   set_state(priv, Recovery::kFailed);
   rte_eth_dev_callback_process(dev, RTE_ETH_EVENT_RECOVERY_FAILED, nullptr);
@@ -212,8 +213,8 @@ void recovery_begin(rte_eth_dev* dev) {
   if (priv.recovery_timeout_s == 0) {
     set_state(priv, Recovery::kFailed);
     MANA_DRV_LOG(ERR,
-                 "port %u (%s): the VF was removed; recovery_timeout=0: the port stays stopped, "
-                 "close it",
+                 "port %u (%s): the VF was removed; recovery_timeout=0: the port stays stopped: "
+                 "close it, or reset it (rte_eth_dev_reset) once the VF is back",
                  priv.port_id, priv.ifname);
   } else {
     priv.recovery_deadline =
