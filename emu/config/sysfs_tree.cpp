@@ -66,6 +66,9 @@ void write_pci_device(const EmuConfig& config, uint32_t vf, TreeWriter* w) {
     w->file(net + "/address", format_mac(port.mac));
     w->file(net + "/dev_port", std::to_string(p));
     w->file(net + "/operstate", port.netdev_up ? "up" : "down");
+    // The kernel's counter of the function's no-WQE drops (doc/hardware.md §2.11).
+    w->dir(net + "/statistics");
+    w->file(net + "/statistics/rx_missed_errors", "0");
   }
 }
 
@@ -212,6 +215,20 @@ bool set_operstate(const EmuConfig& config, uint32_t vf, uint32_t port, bool up,
       vf_present(config, vf) ? pci_device_dir(config, vf) : removed_pci_dir(config, vf);
   return write_file(base + "/net/" + config.vfs[vf].ports[port].ifname + "/operstate",
                     up ? "up\n" : "down\n", error);
+}
+
+bool set_netdev_stat(const EmuConfig& config, uint32_t vf, uint32_t port, const std::string& name,
+                     uint64_t value, std::string* error) {
+  if (vf >= config.vfs.size() || port >= config.vfs[vf].ports.size()) {
+    *error = "no port " + std::to_string(port) + " on VF " + std::to_string(vf);
+    return false;
+  }
+  const std::string base =
+      vf_present(config, vf) ? pci_device_dir(config, vf) : removed_pci_dir(config, vf);
+  const std::string path =
+      base + "/net/" + config.vfs[vf].ports[port].ifname + "/statistics/" + name;
+  const std::string tmp = path + ".new";
+  return write_file(tmp, std::to_string(value) + "\n", error) && move_path(tmp, path, error);
 }
 
 }  // namespace mana::emu

@@ -41,5 +41,9 @@ bool vf_present(const EmuConfig& config, uint32_t vf);
 // Writes `up`/`down` to the port's net/<ifname>/operstate (also while the VF is removed).
 bool set_operstate(const EmuConfig& config, uint32_t vf, uint32_t port, bool up,
                    std::string* error);
+// Writes `value` to the port's net/<ifname>/statistics/<name> in one step (a reader sees the old
+// or the new value, never an empty file), also while the VF is removed.
+bool set_netdev_stat(const EmuConfig& config, uint32_t vf, uint32_t port, const std::string& name,
+                     uint64_t value, std::string* error);
 
 }  // namespace mana::emu

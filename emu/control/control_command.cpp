@@ -1,5 +1,7 @@
 #include "control/control_command.h"
 
+#include <cstdio>
+
 #include <unistd.h>
 
 #include <sstream>
@@ -211,6 +213,25 @@ std::string ControlTargets::toggle_presence(uint32_t vf, Device* device, bool pr
       std::string("ok VF ") + std::to_string(vf) + (present ? " added" : " removed");
   if (!new_pci.empty()) reply += " at " + config_->vfs[vf].pci_addr;
   return reply;
+}
+
+void ControlTargets::refresh_netdev_stats() {
+  if (!config_) return;
+  std::lock_guard<std::mutex> command(command_mu_);  // not while `remove`/`add` move the tree
+  std::map<uint32_t, Device*> devices;
+  {
+    std::lock_guard<std::mutex> guard(devices_mu_);
+    devices = devices_;
+  }
+  for (const auto& [vf, device] : devices) {
+    const uint32_t ports = static_cast<uint32_t>(device->config().ports.size());
+    uint64_t drops = 0;
+    for (uint32_t p = 0; p < ports; ++p) drops += device->port_counters(p).rx_no_wqe_drops;
+    std::string error;
+    for (uint32_t p = 0; p < ports; ++p)
+      if (!set_netdev_stat(*config_, vf, p, "rx_missed_errors", drops, &error))
+        fprintf(stderr, "mana-emu: %s\n", error.c_str());
+  }
 }
 
 std::string ControlTargets::counters_json(uint32_t vf, const Device& device) {

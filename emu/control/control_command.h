@@ -62,6 +62,10 @@ class ControlTargets {
   std::string execute(const ControlCommand& command);
   // parse_control_command + execute.
   std::string handle_line(std::string_view line);
+  // What the kernel's periodic hardware-stats query does: every port's netdev statistics file
+  // rx_missed_errors gets its VF's no-WQE drops, summed over the VF's ports (the hardware counts
+  // them per function, doc/hardware.md §2.11). No-op without a run folder.
+  void refresh_netdev_stats();
 
  private:
   Device* device_of(uint32_t vf);

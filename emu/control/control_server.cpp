@@ -7,7 +7,10 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -18,6 +21,8 @@ namespace mana::emu {
 namespace {
 
 constexpr size_t kMaxLine = 4096;
+// The kernel's hardware-stats query period (doc/hardware.md §2.11).
+constexpr std::chrono::milliseconds kNetdevStatsPeriod{2000};
 
 struct Client {
   int fd;
@@ -127,12 +132,21 @@ void ControlServer::stop() {
 void ControlServer::serve() {
   std::vector<Client> clients;
   std::vector<struct pollfd> fds;
+  auto next_stats = std::chrono::steady_clock::now();
   for (;;) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= next_stats) {
+      targets_.refresh_netdev_stats();
+      next_stats = now + kNetdevStatsPeriod;
+    }
     fds.clear();
     fds.push_back({wake_fd_, POLLIN, 0});
     fds.push_back({listen_fd_, POLLIN, 0});
     for (const Client& c : clients) fds.push_back({c.fd, POLLIN, 0});
-    if (::poll(fds.data(), fds.size(), -1) < 0) {
+    const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(
+        next_stats - std::chrono::steady_clock::now());
+    if (::poll(fds.data(), fds.size(), static_cast<int>(std::max<int64_t>(wait.count(), 0) + 1)) <
+        0) {
       if (errno == EINTR) continue;
       break;
     }

@@ -20,6 +20,7 @@
 #include "rss.h"
 #include "rx_cqe.h"
 #include "rx_intr.h"
+#include "rx_mode.h"
 #include "rx_queue.h"
 #include "stats.h"
 #include "tx_queue.h"
@@ -151,7 +152,8 @@ bool vf_is_here(const PortPriv& priv, const char* what) {
   if (r == Recovery::kNone) return true;
   if (r == Recovery::kFailed)
     MANA_DRV_LOG(ERR,
-                 "port %u: cannot %s: the VF was removed and did not come back: close the port",
+                 "port %u: cannot %s: the VF was removed and did not come back: close the port, "
+                 "or reset it (rte_eth_dev_reset) once the VF is back",
                  priv.port_id, what);
   else
     MANA_DRV_LOG(ERR,
@@ -269,6 +271,7 @@ const eth_dev_ops kPrimaryOps = [] {
   o.dev_start = dev_start;
   o.dev_stop = dev_stop;
   o.dev_close = dev_close;
+  o.dev_reset = dev_reset;
   o.link_update = link_update;
   o.stats_get = stats_get;
   o.stats_reset = stats_reset;
@@ -288,6 +291,8 @@ const eth_dev_ops kPrimaryOps = [] {
   o.reta_query = reta_query;
   o.rss_hash_update = rss_hash_update;
   o.rss_hash_conf_get = rss_hash_conf_get;
+  o.allmulticast_enable = allmulticast_enable;
+  o.allmulticast_disable = allmulticast_disable;
   return o;
 }();
 

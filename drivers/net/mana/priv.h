@@ -174,6 +174,11 @@ struct PortPriv {
   uint32_t in_control;          // 1 while dev_start/stop/close run: recovery steps wait
   uint32_t recovery_timeout_s;  // devarg recovery_timeout
   uint64_t recovery_deadline;   // rte_get_timer_cycles() at which recovery gives up
+
+  // The kernel's drop counter of the VF (hw_counters.h); control path of any process.
+  char rx_missed_path[384];   // ibdev_path (at most 256) + /device/net/<if>/statistics/...
+  uint64_t rx_missed_base;    // its value at the last stats_reset
+  uint32_t rx_missed_logged;  // 1 once "cannot read" was said
 };
 
 // Process-local data of a port (rte_eth_dev::process_private): what differs between processes.

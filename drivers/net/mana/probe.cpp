@@ -19,7 +19,9 @@
 #include "ib_sysfs.h"
 #include "intr.h"
 #include "mana/toeplitz.h"
+#include "hw_counters.h"
 #include "mana_log.h"
+#include "rx_mode.h"
 #include "mp.h"
 #include "priv.h"
 #include "provider_limits.h"
@@ -175,6 +177,7 @@ int open_port_verbs(PortPriv& priv, ibv_device* ibdev) {
     MANA_INIT_LOG(ERR, "%s: cannot allocate a parent domain: %s", priv.name, strerror(errno));
     return -ENOMEM;
   }
+  hw_counters_attach(priv, ibdev->ibdev_path);
   return 0;
 }
 
@@ -202,6 +205,7 @@ int create_port(rte_pci_device* pci, const Candidate& c, const Devargs& devargs)
   if (rc != 0) MANA_INIT_LOG(ERR, "%s: out of DPDK memory", name);
   if (rc == 0) {
     pp->bursts_open = 1;
+    rx_mode_init(dev);
     priv->ib_port = static_cast<uint8_t>(c.ib_port);
     priv->port_id = dev->data->port_id;
     snprintf(priv->ifname, sizeof(priv->ifname), "%s", c.netdev.ifname);

@@ -140,7 +140,8 @@ void fail(rte_eth_dev* dev) {
   char m[RTE_ETHER_ADDR_FMT_SIZE];
   MANA_DRV_LOG(ERR,
                "port %u: no VF with MAC %s came back within recovery_timeout=%u s: the port stays "
-               "stopped; close it and probe the device again (port attach) once the VF is back",
+               "stopped; once the VF is back, reset it (rte_eth_dev_reset) or close it and probe "
+               "the device again (port attach)",
                priv.port_id, mac_text(priv, m), priv.recovery_timeout_s);
   set_state(priv, Recovery::kFailed);
   rte_eth_dev_callback_process(dev, RTE_ETH_EVENT_RECOVERY_FAILED, nullptr);
@@ -176,6 +177,31 @@ void step(void* arg) {
 
 }  // namespace
 
+int dev_reset(rte_eth_dev* dev) {
+  PortPriv& priv = *priv_of(dev);
+  recovery_control_begin(dev);  // no recovery step runs until the end
+  // ethdev stopped the port before calling us. Objects of a removed VF that recovery did not
+  // destroy yet (recovery_timeout=0, or still tearing down) go now, those of a healthy one too.
+  if (priv.ctx != nullptr) tear_down(dev);
+  int rc = reopen(dev);
+  char m[RTE_ETHER_ADDR_FMT_SIZE];
+  if (rc > 0) {
+    resume(dev);
+    MANA_DRV_LOG(INFO, "port %u (%s): reset: the port can be configured and started again",
+                 priv.port_id, priv.ifname);
+    rc = 0;
+  } else {
+    set_state(priv, Recovery::kFailed);
+    MANA_DRV_LOG(ERR,
+                 "port %u: reset: no usable VF with MAC %s is there: the port stays stopped; reset "
+                 "it again once the VF is back",
+                 priv.port_id, mac_text(priv, m));
+    if (rc == 0) rc = -ENODEV;
+  }
+  recovery_control_end(dev);
+  return rc;
+}
+
 Recovery recovery_state(const PortPriv& priv) { return static_cast<Recovery>(load(priv.recovery)); }
 
 void recovery_begin(rte_eth_dev* dev) {
@@ -187,8 +213,8 @@ void recovery_begin(rte_eth_dev* dev) {
   if (priv.recovery_timeout_s == 0) {
     set_state(priv, Recovery::kFailed);
     MANA_DRV_LOG(ERR,
-                 "port %u (%s): the VF was removed; recovery_timeout=0: the port stays stopped, "
-                 "close it",
+                 "port %u (%s): the VF was removed; recovery_timeout=0: the port stays stopped: "
+                 "close it, or reset it (rte_eth_dev_reset) once the VF is back",
                  priv.port_id, priv.ifname);
   } else {
     priv.recovery_deadline =

@@ -37,4 +37,11 @@ void recovery_cancel(rte_eth_dev* dev);
 
 Recovery recovery_state(const PortPriv& priv);
 
+// The dev_reset operation (rte_eth_dev_reset, testpmd `port reset`), on a stopped port: every verbs
+// object is destroyed and the VF with the port's MAC opened again, as a recovery does but at once
+// (also after a recovery that failed, or with recovery_timeout=0). The queues' configuration
+// stays; the application configures and sets up its queues again as after any reset. 0, or a
+// negative errno (logged; the port stays stopped) when no such VF is there.
+int dev_reset(rte_eth_dev* dev);
+
 }  // namespace mana

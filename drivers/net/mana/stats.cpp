@@ -5,6 +5,7 @@
 
 #include <ethdev_driver.h>
 
+#include "hw_counters.h"
 #include "priv.h"
 
 namespace mana {
@@ -62,7 +63,7 @@ const TxQueue* txq(const rte_eth_dev* dev, unsigned i) {
 
 unsigned xstats_count(const rte_eth_dev* dev) {
   return dev->data->nb_rx_queues * RTE_DIM(kRxQueueCounters) + kRxCqeErrorKinds +
-         dev->data->nb_tx_queues * RTE_DIM(kTxQueueCounters) + kTxCqeErrorKinds;
+         dev->data->nb_tx_queues * RTE_DIM(kTxQueueCounters) + kTxCqeErrorKinds + 1;
 }
 
 // Calls emit(name-format pieces, value) for every xstat in order.
@@ -99,6 +100,8 @@ void for_each_xstat(const rte_eth_dev* dev, Emit emit) {
     snprintf(name, sizeof(name), "tx_cqe_%s_errors", kTxCqeNames[k]);
     emit(name, sum);
   }
+  // The kernel's name for the NIC's counter (doc/hardware.md §2.11); the same value as imissed.
+  emit("hc_rx_discards_no_wqe", hw_rx_missed(*static_cast<PortPriv*>(dev->data->dev_private)));
 }
 
 }  // namespace
@@ -119,6 +122,7 @@ int stats_get(rte_eth_dev* dev, rte_eth_stats* st) {
     }
   }
   st->rx_nombuf = nombuf;
+  st->imissed = hw_rx_missed(*static_cast<PortPriv*>(dev->data->dev_private));
   for (unsigned i = 0; i < dev->data->nb_tx_queues; i++) {
     const TxQueue* q = txq(dev, i);
     if (q == nullptr) continue;
@@ -134,6 +138,7 @@ int stats_get(rte_eth_dev* dev, rte_eth_stats* st) {
 }
 
 int stats_reset(rte_eth_dev* dev) {
+  hw_counters_reset(*static_cast<PortPriv*>(dev->data->dev_private));
   for (unsigned i = 0; i < dev->data->nb_rx_queues; i++)
     if (auto* q = static_cast<RxQueue*>(dev->data->rx_queues[i])) q->stats = RxQueueStats{};
   for (unsigned i = 0; i < dev->data->nb_tx_queues; i++)

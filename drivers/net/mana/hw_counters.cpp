@@ -1,0 +1,52 @@
+#include "hw_counters.h"
+
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+
+#include "mana_log.h"
+#include "priv.h"
+
+namespace mana {
+namespace {
+
+// The kernel's value, or false when the file cannot be read or parsed.
+bool read_counter(const char* path, uint64_t* out) {
+  FILE* f = std::fopen(path, "re");
+  if (f == nullptr) return false;
+  const bool ok = std::fscanf(f, "%" SCNu64, out) == 1;
+  std::fclose(f);
+  return ok;
+}
+
+}  // namespace
+
+void hw_counters_attach(PortPriv& priv, const char* ibdev_path) {
+  snprintf(priv.rx_missed_path, sizeof(priv.rx_missed_path),
+           "%s/device/net/%s/statistics/rx_missed_errors", ibdev_path, priv.ifname);
+}
+
+uint64_t hw_rx_missed(PortPriv& priv) {
+  uint64_t v = 0;
+  if (!read_counter(priv.rx_missed_path, &v)) {
+    // Once per port: an application polls stats every second.
+    if (__atomic_exchange_n(&priv.rx_missed_logged, 1, __ATOMIC_RELAXED) == 0)
+      MANA_DRV_LOG(INFO,
+                   "port %u: cannot read %s (%s): imissed counts no NIC drops (doc/guide.md, "
+                   "\"Stats\")",
+                   priv.port_id, priv.rx_missed_path, strerror(errno));
+    return 0;
+  }
+  const uint64_t base = __atomic_load_n(&priv.rx_missed_base, __ATOMIC_RELAXED);
+  // Below the base: the kernel's counter restarted (a new function after a re-add).
+  return v >= base ? v - base : v;
+}
+
+void hw_counters_reset(PortPriv& priv) {
+  uint64_t v = 0;
+  if (read_counter(priv.rx_missed_path, &v))
+    __atomic_store_n(&priv.rx_missed_base, v, __ATOMIC_RELAXED);
+}
+
+}  // namespace mana

@@ -1,0 +1,215 @@
+#!/usr/bin/env python3
+"""ethdev operations beyond forwarding: RX-missed (imissed) and its xstat from the kernel's netdev
+counter of the VF (doc/hardware.md §5.4), in the primary and in a secondary; dev_reset (`port
+reset`) after a removal the port did not recover from, and on a healthy port."""
+
+import json
+import re
+import time
+
+import harness
+from harness import (EMU_BDF, emu_ctl, emu_mac, expect, repeat_until, show_port_stats,
+                     testpmd_on_emu)
+from test_lifecycle import command
+from test_multiprocess import proc_info
+
+NO_OBJECTS = {"pds": 0, "mrs": 0, "cqs": 0, "wqs": 0, "sqs": 0, "rss_qps": 0, "contexts": 0}
+# The emulator refreshes the netdev counter every 2 s, as the kernel does: a bound with margin.
+REFRESH_TIMEOUT = 30
+
+
+def device_port(p, port=0):
+    reply = json.loads(emu_ctl(p, "counters", "0").split(" ", 1)[1])
+    return reply["ports"][port]
+
+
+def live(p):
+    return json.loads(emu_ctl(p, "live", "0").split(" ", 1)[1])
+
+
+def looped_txonly(prefix, eal_extra=None, secondaries=False, opts=()):
+    """One port on a loop wire sending to itself in txonly mode: nothing polls its RX queue, so
+    once its RX WQEs are used every frame is a no-WQE drop."""
+    p = testpmd_on_emu(["--ports", "1"], prefix,
+                       ["-i", "--forward-mode=txonly", f"--eth-peer=0,{emu_mac(0)}", *opts],
+                       eal_extra=eal_extra, interactive=True, secondaries=secondaries,
+                       lcores="2@0,3@1")
+    p.wait_for(rf"Port 0: {emu_mac(0).upper()}")
+    return p
+
+
+def drop_some(p, at_least):
+    """Sends until the device counted `at_least` more no-WQE drops, stops, and returns the
+    device's total once it no longer moves."""
+    start = device_port(p)["rx_no_wqe_drops"]
+    command(p, "start", r"^Logical Core")
+    repeat_until(lambda: (time.sleep(0.05), device_port(p)["rx_no_wqe_drops"])[1],
+                 lambda v: v >= start + at_least, f"{at_least} no-WQE drops", timeout=60)
+    command(p, "stop")
+    last = [None]
+
+    def settled(v):
+        done = v == last[0]
+        last[0] = v
+        return done
+
+    return repeat_until(lambda: (time.sleep(0.1), device_port(p)["rx_no_wqe_drops"])[1], settled,
+                        "the device's drop counter to stop moving", timeout=30)
+
+
+def missed(p):
+    return show_port_stats(p, last_port=0)[0]["RX-missed"]
+
+
+def xstats(p):
+    mark = len(p.lines)
+    p.send("show port xstats 0")
+    p.send("show port summary all")  # xstats end with the prompt: this line marks their end
+    p.wait_for(r"^#+ NIC extended statistics for port 0", start=mark)
+    p.wait_for(r"^Number of available ports", start=p.last_index + 1)
+    text = "\n".join(p.lines[mark:p.last_index])
+    return {k: int(v) for k, v in re.findall(r"^\s*(\w+):\s+(\d+)\s*$", text, re.M)}
+
+
+def test_rx_missed_counts_the_nics_no_wqe_drops():
+    """RX-missed and xstats hc_rx_discards_no_wqe / rx_missed_errors equal the emulator's own drop
+    counter once quiet (the netdev file lags by its refresh period), a secondary (dpdk-proc-info)
+    sees the same, and `clear port stats` restarts them from 0."""
+    p = looped_txonly("ethdev-missed", secondaries=True)
+    expect(missed(p) == 0, "RX-missed before any traffic", p)
+    drops = drop_some(p, 10000)
+    got = repeat_until(lambda: (time.sleep(0.2), missed(p))[1], lambda v: v == drops,
+                       f"RX-missed to reach the device's {drops} drops", timeout=REFRESH_TIMEOUT)
+    x = xstats(p)
+    expect(x.get("hc_rx_discards_no_wqe") == drops and x.get("rx_missed_errors") == drops,
+           f"xstats: {x}, device drops {drops}", p)
+    # dpdk-proc-info --stats prints no RX-missed; its xstats carry imissed as rx_missed_errors.
+    text = proc_info(p, "ethdev-missed", "--xstats")
+    seen = {k: int(v) for k, v in re.findall(r"^\s*(\w+):\s+(\d+)\s*$", text, re.M)}
+    expect(seen.get("rx_missed_errors") == got and seen.get("hc_rx_discards_no_wqe") == got,
+           f"the secondary's xstats: {text[-2000:]}", p)
+    command(p, "clear port stats 0", r"NIC statistics for port 0 cleared")
+    expect(missed(p) == 0, "RX-missed after clear port stats", p)
+    more = drop_some(p, 5000)
+    repeat_until(lambda: (time.sleep(0.2), missed(p))[1], lambda v: v == more - drops,
+                 f"RX-missed to count the {more - drops} drops since the clear",
+                 timeout=REFRESH_TIMEOUT)
+    p.send("quit")
+    expect(p.finish() == 0, "testpmd failed", p)
+
+
+
+
+def traffic_flows(p):
+    """Forwarding sends: the device's TX frame count grows by 10000 within a bounded wait."""
+    start = device_port(p)["tx_frames"]
+    command(p, "start", r"^Logical Core")
+    repeat_until(lambda: (time.sleep(0.05), device_port(p)["tx_frames"])[1],
+                 lambda v: v >= start + 10000, "10000 frames sent after the reset", timeout=60)
+    command(p, "stop")
+
+
+def reset(p):
+    command(p, "port stop 0")
+    mark = len(p.lines)
+    p.send("port reset 0")
+    p.wait_for(r"^\s*Done\.?\s*$|Failed to reset port", start=mark)
+    expect(re.search(r"^\s*Done", p.lines[p.last_index]), "port reset failed", p)
+    mark = len(p.lines)
+    p.send("port start 0")
+    p.wait_for(r"^\s*Done\.?\s*$|Fail", start=mark)
+    expect(re.search(r"^\s*Done", p.lines[p.last_index]), "port start after the reset failed", p)
+
+
+def reset_after_removal(prefix, timeout, failed, reset_while_away=False):
+    """The VF removed with recovery_timeout=`timeout` and the port left failed (log line `failed`);
+    once the VF is back, `port stop`, `port reset`, `port start` make it send again with the verbs
+    objects of a started port (as before the removal), and a stopped port's after `port stop`."""
+    # testpmd's own removal handling (closing the port) off: the application resets the port.
+    p = looped_txonly(prefix, ["-a", f"{EMU_BDF},recovery_timeout={timeout}"],
+                      opts=["--no-rmv-interrupt"])
+    command(p, "start", r"^Logical Core")
+    started = live(p)
+    command(p, "stop")
+    command(p, "port stop 0")
+    stopped = live(p)
+    command(p, "port start 0")
+    mark = len(p.lines)
+    emu_ctl(p, "remove", "0")
+    p.wait_for(failed, start=mark, timeout=30)
+    if reset_while_away:
+        command(p, "port stop 0")
+        mark = len(p.lines)
+        p.send("port reset 0")
+        p.wait_for(r"reset: no usable VF with MAC 00:0D:3A:00:00:01 is there", start=mark)
+        p.wait_for(r"Failed to reset port 0", start=mark)
+    expect(emu_ctl(p, "add", "0") == "ok VF 0 added", "add refused", p)
+    reset(p)
+    expect(live(p) == started, f"objects after reset and start: {live(p)}, before: {started}", p)
+    traffic_flows(p)
+    command(p, "port stop 0")
+    expect(live(p) == stopped, f"objects after stop: {live(p)}, a stopped port's: {stopped}", p)
+    p.send("quit")
+    expect(p.finish() == 0, "testpmd failed", p)
+    expect("mana-emu:" not in p.output(), "the emulator complained", p)
+
+
+def test_reset_after_removal_without_recovery():
+    """recovery_timeout=0: the old objects are still there (of a dead context) when reset runs."""
+    reset_after_removal("ethdev-reset-rmv", 0, r"recovery_timeout=0: the port stays stopped")
+
+
+def test_reset_after_failed_recovery():
+    """recovery_timeout=1 ran out: the old objects were destroyed by the recovery already. A reset
+    while the VF is still away fails, saying why."""
+    reset_after_removal("ethdev-reset-fail", 1, r"came back within recovery_timeout=1 s",
+                        reset_while_away=True)
+
+
+def test_reset_of_a_healthy_port():
+    """dev_reset on a working port re-opens the device: configure and start work again, the port
+    sends, and a stopped port holds the same verbs objects as before the reset."""
+    p = looped_txonly("ethdev-reset")
+    traffic_flows(p)
+    command(p, "port stop 0")
+    stopped = live(p)
+    reset(p)
+    traffic_flows(p)
+    command(p, "port stop 0")
+    expect(live(p) == stopped, f"objects after the reset: {live(p)}, before: {stopped}", p)
+    p.send("quit")
+    expect(p.finish() == 0, "testpmd failed", p)
+
+
+def test_allmulticast_is_what_the_vport_does():
+    """The vPort delivers multicast frames (no filter to program): the port reports all-multicast
+    on, turning it off fails, and frames to a multicast MAC go from one port to the other."""
+    peers = ["--eth-peer=0,01:00:5e:00:00:01", "--eth-peer=1,01:00:5e:00:00:02"]
+    p = testpmd_on_emu(["--ports", "2", "--wire", "pair"], "ethdev-allmulti",
+                       ["-i", "--forward-mode=mac", *peers], interactive=True, lcores="2@0,3@1")
+    p.wait_for(rf"Port 1: {emu_mac(1).upper()}")
+    mark = len(p.lines)
+    p.send("show port info 0")
+    expect(p.wait_for(r"Allmulticast mode:\s+(\w+)", start=mark).group(1) == "enabled",
+           "all-multicast not reported on", p)
+    mark = len(p.lines)
+    p.send("set allmulti 0 off")
+    p.wait_for(r"all-multicast cannot be turned off", start=mark)
+    mark = len(p.lines)
+    p.send("show port info 0")
+    expect(p.wait_for(r"Allmulticast mode:\s+(\w+)", start=mark).group(1) == "enabled",
+           "all-multicast off after a refused disable", p)
+    command(p, "start tx_first", r"^Logical Core")
+    repeat_until(lambda: show_port_stats(p),
+                     lambda s: all(s[q].get("RX-packets", 0) > 1000 for q in (0, 1)),
+                     "both ports to receive multicast frames", timeout=60)
+    command(p, "stop")
+    p.send("quit")
+    expect(p.finish() == 0, "testpmd failed", p)
+
+
+if __name__ == "__main__":
+    harness.main([test_rx_missed_counts_the_nics_no_wqe_drops,
+                  test_reset_after_removal_without_recovery, test_reset_after_failed_recovery,
+                  test_reset_of_a_healthy_port,
+                  test_allmulticast_is_what_the_vport_does])
