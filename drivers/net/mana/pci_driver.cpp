@@ -13,6 +13,7 @@
 #include "devargs.h"
 #include "mana_log.h"
 #include "probe.h"
+#include "single_instance.h"
 
 namespace {
 
@@ -43,7 +44,23 @@ static rte_pci_driver mana_pci_driver = [] {
   return d;
 }();
 
-RTE_PMD_REGISTER_PCI(net_mana, mana_pci_driver);
+// RTE_PMD_REGISTER_PCI, except that a second copy of this driver in the process (the installed
+// package next to a -d plugin) says so in one line and stays out of the PCI bus: two drivers named
+// net_mana would otherwise both be registered, the first probing and the second silently unused.
+// The EAL loads -d plugins before its plugin folder, so the -d copy is the one that drives.
+RTE_INIT(mana_pci_register) {
+  const std::string other = mana::other_loaded_copy();
+  if (!other.empty()) {
+    MANA_INIT_LOG(WARNING,
+                  "%s is not used: another copy of net_mana, %s, was loaded first and drives the "
+                  "devices (the installed librte-net-mana23 and a -d plugin?)",
+                  mana::this_copy_path().c_str(), other.c_str());
+    return;
+  }
+  mana_pci_driver.driver.name = "net_mana";
+  rte_pci_register(&mana_pci_driver);
+}
+RTE_PMD_EXPORT_NAME(net_mana, __COUNTER__);
 RTE_PMD_REGISTER_PCI_TABLE(net_mana, mana_pci_id_map);
 RTE_PMD_REGISTER_PARAM_STRING(net_mana, "mac=<mac_addr> recovery_timeout=<seconds>");
 RTE_PMD_REGISTER_KMOD_DEP(net_mana, "* ib_uverbs & mana_ib");

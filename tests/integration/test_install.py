@@ -1,0 +1,233 @@
+#!/usr/bin/env python3
+"""The Debian packages (scripts/build-deb.sh) installed with dpkg, as a user installs them: Azure's
+documented testpmd command line with no -d on the installed mana-emu, dpdk-dumpcap capturing from
+that running primary, dpdk-proc-info reading its stats, then dpkg -r.
+
+Other tests (and other users of this machine) load their build tree's plugin with -d and must never
+see a second net_mana in the system plugin folder. So everything runs inside a private mount
+namespace (unshare --mount --propagation private) in which overlayfs covers /usr, /etc, /var and
+/run with upper folders on a tmpfs of that namespace, and a private hugetlbfs covers /dev/hugepages
+(Azure's line has no --file-prefix: the default one must not meet another process's files). dpkg
+really installs and removes there; when the namespace's last process ends, its mounts and every
+file written go with it, on a crash too. Outside, the test checks that nothing changed."""
+
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import harness
+from harness import BUILT_PMD, EMU_BDF, Failure, Program, emu_mac, emulated_env, expect
+
+TOP = Path(__file__).resolve().parents[2]
+PACKAGES = ["librte-net-mana23", "mana-emu"]
+COVERED = ["/usr", "/etc", "/var", "/run"]  # overlays inside the namespace
+# seeds: Azure's "MANA single queue test", verbatim.
+AZURE_LINE = ('dpdk-testpmd -l 1-3 --vdev="$BUS_INFO,mac=$MANA_MAC" -- --forward-mode=txonly '
+              '--auto-start --txd=128 --rxd=128 --stats 2')
+INSIDE = "--inside-namespace"
+
+
+def azure_line():
+    """Azure's line; on a machine with fewer than 4 CPUs its lcores 1-3 are kept but placed on the
+    CPUs there are (the EAL refuses lcores without a CPU)."""
+    if os.cpu_count() >= 4:
+        return AZURE_LINE
+    return AZURE_LINE.replace("-l 1-3", "--lcores 1@0,2@1,3@0")
+
+
+# ---- outside the namespace ----
+
+def host_state():
+    """What installing the packages would change on the host: their status and entries in dpkg's
+    database and log, their files, the linker cache. (Not whole-file hashes: other users of the
+    machine may install other packages meanwhile.)"""
+    state = {}
+    for pkg in PACKAGES:
+        out = subprocess.run(["dpkg-query", "-W", "-f", "${Status}", pkg], capture_output=True, text=True)
+        state["status " + pkg] = out.stdout
+        state["dpkg info " + pkg] = sorted(str(p) for p in Path("/var/lib/dpkg/info").glob(pkg + "[.:]*"))
+        state["dpkg.log " + pkg] = Path("/var/log/dpkg.log").read_text(errors="replace").count(" " + pkg + ":")
+    state["ld.so.cache mana"] = re.findall(rb"[\w.]*mana[\w.]*", Path("/etc/ld.so.cache").read_bytes())
+    pmds = Path(subprocess.run(["pkg-config", "--variable=libdir", "libdpdk"], capture_output=True,
+                               text=True).stdout.strip()) / "dpdk"
+    state["net_mana files"] = sorted(str(p) for p in pmds.glob("pmds-*/*net_mana*"))
+    state["other files"] = sorted(p for p in ["/usr/bin/mana-emu", "/usr/share/doc/librte-net-mana23",
+                                              "/usr/share/doc/mana-emu", "/usr/share/man/man1/mana-emu.1.gz"]
+                                  if Path(p).exists())
+    return state
+
+
+def build_packages():
+    out = subprocess.run([TOP / "scripts/build-deb.sh"], capture_output=True, text=True, timeout=1200)
+    if out.returncode != 0:
+        raise Failure(f"scripts/build-deb.sh failed:\n{out.stdout}{out.stderr}")
+    debs = [line for line in out.stdout.split() if line.endswith(".deb") and "-dbgsym_" not in line]
+    expect(len(debs) == 2, f"expected 2 packages, got {debs}")
+    return debs
+
+
+def test_installed_package_in_private_namespace():
+    debs = build_packages()
+    before = host_state()
+    expect(not before["net_mana files"], f"a net_mana is installed on the host: {before}")
+    try:
+        with tempfile.TemporaryDirectory(prefix="debpkg-ns.") as scratch:
+            inner = Program(["unshare", "--mount", "--propagation", "private", "--", sys.executable,
+                             __file__, INSIDE, scratch, *debs])
+            status = inner.finish(timeout=600)
+            print(inner.output())
+            expect(status == 0, "the test inside the namespace failed (its output is above)")
+    finally:
+        after = host_state()
+        expect(after == before, f"the host changed:\nbefore {before}\nafter  {after}")
+    print("the host is as before: " + ", ".join(f"{k}: {v}" for k, v in after.items()))
+
+
+# ---- inside the namespace ----
+
+def run(*argv, timeout=120):
+    out = subprocess.run([str(a) for a in argv], capture_output=True, text=True, timeout=timeout)
+    if out.returncode != 0:
+        raise Failure(f"{' '.join(map(str, argv))} failed ({out.returncode}):\n{out.stdout}{out.stderr}")
+    return out.stdout
+
+
+def private_root(scratch):
+    """A tmpfs of this namespace holds the overlays' upper folders: nothing reaches the disk."""
+    run("mount", "-t", "tmpfs", "debpkg-ns", scratch)
+    for i, folder in enumerate(COVERED):
+        upper, work = Path(scratch, f"upper{i}"), Path(scratch, f"work{i}")
+        upper.mkdir()
+        work.mkdir()
+        run("mount", "-t", "overlay", "overlay", "-o",
+            f"lowerdir={folder},upperdir={upper},workdir={work}", folder)
+    run("mount", "-t", "hugetlbfs", "debpkg-huge", "/dev/hugepages")
+    # man-db's trigger would rebuild its index on every install: not what this test is about.
+    Path("/var/lib/man-db/auto-update").unlink(missing_ok=True)
+
+
+def descendants(pid):
+    """The pids below `pid` (mana-emu -> bash or testpmd -> ...)."""
+    children = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def mapped_net_mana(p):
+    libs = set()
+    for pid in descendants(p.proc.pid):
+        try:
+            libs.update(line.split()[-1] for line in Path(f"/proc/{pid}/maps").read_text().splitlines()
+                        if "net_mana" in line)
+        except OSError:
+            continue
+    return libs
+
+
+def installed_files():
+    return [line for pkg in PACKAGES for line in run("dpkg", "-L", pkg).splitlines()
+            if Path(line).is_file()]
+
+
+def captured(capture, count=64):
+    """The first `count` frames of a capture file (which may be still being written) as
+    'source MAC,source IP,destination IP,UDP port'; waits at most 30 s for tshark."""
+    out = subprocess.run(["tshark", "-r", capture, "-c", str(count), "-T", "fields", "-E", "separator=,", "-e", "eth.src",
+                          "-e", "ip.src", "-e", "ip.dst", "-e", "udp.dstport"], capture_output=True,
+                         text=True, timeout=30)
+    return out.stdout.split()
+
+
+def mempool_drivers_linked():
+    """The mempool drivers Debian's dpdk-testpmd links (librte_mempool_dpaa.so.23): they register
+    their ops before the plugins, so the ops table of a secondary that does not link them
+    (dpdk-dumpcap) is ordered differently and every copy the primary makes into dumpcap's pool fails
+    (doc/guide.md, "Installing"). Preloading them into the secondary gives it the same order."""
+    ldd = run("ldd", "/usr/bin/dpdk-testpmd")
+    return sorted(set(re.findall(r"(librte_mempool_\w+\.so\.\d+)", ldd)))
+
+
+def check_azure_line_dumpcap_proc_info(scratch):
+    env = {"BUS_INFO": EMU_BDF, "MANA_MAC": emu_mac(0)}
+    p = Program(["mana-emu", "run", "--", "bash", "-c", azure_line()], env=env)
+    p.wait_for(r"Tx-pps:\s+[1-9]", timeout=90)
+    libs = mapped_net_mana(p)
+    expect(libs and all(lib.startswith("/usr/lib/") and "/dpdk/pmds-" in lib for lib in libs),
+           f"net_mana mapped from {sorted(libs)}: expected the installed one only", p)
+    secondary_env = {**os.environ, **emulated_env(p)}
+
+    capture = Path(scratch, "txonly.pcapng")
+    dumpcap_env = {"LD_PRELOAD": ":".join([secondary_env["LD_PRELOAD"], *mempool_drivers_linked()])}
+    # dumpcap runs until the primary has stopped: when it ends by itself (-c) while the primary
+    # forwards, DPDK 22.11's primary may still be copying into the pool dumpcap frees on exit
+    # (a segfault in librte_pcapng, 1 run in 5 here; doc/guide.md, "Installing").
+    dumpcap = Program(["dpdk-dumpcap", "-i", "0", "-w", capture], env={**emulated_env(p), **dumpcap_env})
+    harness.repeat_until(lambda: captured(capture), lambda frames: len(frames) >= 64,
+                         "64 frames in dumpcap's file", timeout=60)
+
+    out = subprocess.run(["dpdk-proc-info", "--", "--stats"], capture_output=True, text=True,
+                         timeout=60, env=secondary_env)
+    expect(out.returncode == 0, f"dpdk-proc-info failed ({out.returncode}): {out.stdout}{out.stderr}", p)
+    tx = re.search(r"TX-packets:\s+(\d+)", out.stdout)
+    expect(tx and int(tx.group(1)) > 0, f"no TX packets in dpdk-proc-info --stats:\n{out.stdout}", p)
+    expect(p.stop() == 0, "testpmd failed", p)
+    dumpcap.stop()  # its goodbye to the stopped primary fails; the file is written
+
+    frames = captured(capture, 1000)
+    # testpmd's txonly frames: UDP 198.18.0.1 -> 198.18.0.2 port 9 from the port's own MAC.
+    expect(len(frames) >= 64 and all(f == f"{emu_mac(0)},198.18.0.1,198.18.0.2,9" for f in frames),
+           f"captured {len(frames)} frames, expected >= 64 txonly frames: {frames[:4]}", dumpcap)
+    print(f"azure line: {len(frames)} frames captured, proc-info TX-packets {tx.group(1)}")
+
+
+def check_two_copies_one_line():
+    """The installed plugin and a -d one: the second loaded copy says so in one line."""
+    p = Program(["mana-emu", "run", "--", "dpdk-testpmd", "-l", "0-1", "--file-prefix", "debpkg-two",
+                 "--huge-unlink", "-m", "256", "-d", harness.PMD, "-a", EMU_BDF, "--",
+                 "--forward-mode=txonly", "--auto-start", "--stats-period", "1"])
+    p.wait_for(r"Tx-pps:\s+[1-9]", timeout=90)
+    expect(p.stop() == 0, "testpmd failed", p)
+    lines = [line for line in p.lines if "another copy of net_mana" in line]
+    expect(len(lines) == 1 and "pmds-" in lines[0].split(" is not used")[0],
+           f"expected one line from the installed copy, got {lines}", p)
+    print(lines[0])
+
+
+def inside(scratch, debs):
+    private_root(scratch)
+    run("dpkg", "-i", *debs, timeout=300)
+    files = installed_files()
+    expect(any(f.endswith("/librte_net_mana.so.23.0") for f in files), f"no plugin in {files}")
+    try:
+        check_azure_line_dumpcap_proc_info(scratch)
+        check_two_copies_one_line()
+    finally:
+        harness.kill_leftovers()
+        run("dpkg", "-r", *PACKAGES, timeout=300)
+    left = [f for f in files if Path(f).exists()]
+    expect(not left, f"dpkg -r left {left}")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 2 and sys.argv[1] == INSIDE:
+        try:
+            inside(sys.argv[2], sys.argv[3:])
+        except (Failure, subprocess.SubprocessError) as e:
+            print(f"FAIL inside the namespace: {e}", flush=True)
+            sys.exit(1)
+        print("inside the namespace: passed")
+        sys.exit(0)
+    harness.main([test_installed_package_in_private_namespace])
