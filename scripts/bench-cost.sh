@@ -8,6 +8,10 @@
 #                                                       instructions/packet per burst function
 #                                                       (valgrind), 64/512/1518 B, burst 32 and 8,
 #                                                       offloads off and on
+#   scripts/bench-cost.sh --callgrind [packets] --split  and a second table: each function's
+#                                                       instructions/packet by where they ran (the
+#                                                       driver's object, DPDK's libraries, the
+#                                                       benchmark with the inlined ethdev dispatch)
 #   scripts/bench-cost.sh --trixie [any of the above]   three drivers and two DPDKs ("DPDK 22.11 and
 #       24.11"): ours and DPDK 22.11's net_mana here, Debian 13's DPDK 24.11 net_mana in the chroot
 #       of scripts/trixie-chroot.sh (mana_cost_bench and the emulator built there in build-trixie,
@@ -97,15 +101,43 @@ if [ $# -gt 0 ] && [[ $1 != --* ]]; then
   packets=$1
   shift
 fi
-sizes="64 512 1518" bursts="32 8"
+sizes="64 512 1518" bursts="32 8" split=0
 while [ $# -gt 0 ]; do
   case "$1" in
+    --split) split=1; shift; continue ;;
     --sizes) sizes=${2//,/ } ;;
     --bursts) bursts=${2//,/ } ;;
     *) die "--callgrind: unknown option $1" ;;
   esac
   shift 2 || die "--callgrind: $1 needs a value"
 done
+# Self instructions per object of a callgrind profile ("object instructions" lines): cost lines
+# count for the current ob=, except the inclusive cost line that follows each calls= line.
+by_object() {
+  awk 'function name_of(spec,   id, rest) {
+         id = spec; sub(/\).*/, "", id); sub(/^\(/, "", id)
+         rest = spec; sub(/^\([0-9]+\) ?/, "", rest)
+         if (rest != "") names[id] = rest
+         return names[id]
+       }
+       /^ob=/ { ob = name_of(substr($0, 4)); next }
+       /^cob=/ { name_of(substr($0, 5)); next }
+       /^calls=/ { skip = 1; next }
+       /^[0-9+*-]/ { if (skip) { skip = 0; next } cost[ob] += $NF; next }
+       END { for (o in cost) print o, cost[o] }' "$1"
+}
+# "driver / DPDK libraries / benchmark / other" instructions per packet of profile $1 over $2
+# packets, the driver's object being named $3.
+split_cell() {
+  by_object "$1" | awk -v n="$2" -v drv="$3" '
+    { o = $1; sub(/.*\//, "", o)
+      if (index(o, drv) == 1) d += $2
+      else if (o ~ /^librte_/) l += $2
+      else if (o ~ /^mana_cost_bench/) b += $2
+      else x += $2 }
+    END { printf "%.1f / %.1f / %.1f / %.1f", d / n, l / n, b / n, x / n }'
+}
+split_rows=()
 if [ $trixie = 1 ]; then
   # The chroot sees this checkout, not the host's /tmp: its profiles go to the Debian 13 build.
   twork=$(mktemp -d "$tbuild/bench-cost.XXXXXX")
@@ -146,9 +178,20 @@ for size in $sizes; do
           all=$(awk '/^result/ { print $5 }' <<<"$out")
           ir=$(sed -n 's/^totals: *//p' "$out_dir/$fn")
           cells+=("$(awk -v ir="$ir" -v n="$all" 'BEGIN { printf "%.1f", ir / n }')")
+          if [ $split = 1 ]; then
+            plugin=${plugins[$i]}
+            [[ $plugin == vdev:* ]] && object=librte_${plugin#vdev:} || object=$(basename "$plugin")
+            split_rows+=("| $size B | $burst | $offloads | $driver | $fn | ${cells[-1]} | $(split_cell "$out_dir/$fn" "$all" "${object%%.so*}") |")
+          fi
         done
         printf '| %s B | %s | %s | %s | %s | %s |\n' "$size" "$burst" $offloads "$driver" "${cells[0]}" "${cells[1]}"
       done
     done
   done
 done
+if [ $split = 1 ]; then
+  printf '\nInstructions/packet by object: the driver'"'"'s own (with what it inlines from DPDK'"'"'s headers) / DPDK'"'"'s libraries (librte_*: mempool, mbuf, ethdev) / the benchmark (the inlined ethdev dispatch) / other (libc)\n\n'
+  printf '| frame | burst | offloads | driver | function | total | driver / DPDK libraries / benchmark / other |\n'
+  printf '|---|---|---|---|---|---|---|\n'
+  printf '%s\n' "${split_rows[@]}"
+fi
