@@ -1,17 +1,39 @@
 #!/usr/bin/env bash
-# Cost per packet of two MANA PMDs' burst functions on the emulator in lockstep mode
+# Cost per packet of MANA PMDs' burst functions on the emulator in lockstep mode
 # (doc/performance.md "Cost per packet"): ours (build/drivers/net/mana) and DPDK's own net_mana
 # (scripts/build-upstream-mana.sh), measured alternately in one run of build/app/mana_cost_bench.
 #   scripts/bench-cost.sh [mana_cost_bench options]     TSC cycles/packet, median (min-max) of rounds
 #   scripts/bench-cost.sh --smoke                       CI: both drivers run (no timing checked)
-#   scripts/bench-cost.sh --callgrind [packets]         instructions/packet per burst function
+#   scripts/bench-cost.sh --callgrind [packets] [--sizes L] [--bursts L]
+#                                                       instructions/packet per burst function
 #                                                       (valgrind), 64/512/1518 B, burst 32 and 8,
 #                                                       offloads off and on
+#   scripts/bench-cost.sh --callgrind [packets] --split  and a second table: each function's
+#                                                       instructions/packet by where they ran (the
+#                                                       driver's object, DPDK's libraries, the
+#                                                       benchmark with the inlined ethdev dispatch)
+#   scripts/bench-cost.sh --trixie [any of the above]   three drivers and two DPDKs ("DPDK 22.11 and
+#       24.11"): ours and DPDK 22.11's net_mana here, Debian 13's DPDK 24.11 net_mana in the chroot
+#       of scripts/trixie-chroot.sh (mana_cost_bench and the emulator built there in build-trixie,
+#       -Dpmd=false), and DPDK's net_null under each DPDK (the driver-independent floor), rounds
+#       alternating across all of them in one table
 # BUILD_DIR (default build) is built first unless MANA_BENCH_NO_BUILD=1 (the meson test).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$top/build}
+tbuild=$top/build-trixie
 die() { echo "bench-cost: error: $*" >&2; exit 1; }
+# Internal: mana_cost_bench --via runs a Debian 13 round as `bench-cost.sh --trixie-round --round ...`.
+if [ "${1:-}" = --trixie-round ]; then
+  shift
+  exec "$top/scripts/trixie-chroot.sh" run "$tbuild/emu/tool/mana-emu" run --lockstep --doorbell poll \
+    -- "$tbuild/app/mana_cost_bench" "$@"
+fi
+trixie=0
+if [ "${1:-}" = --trixie ]; then
+  trixie=1
+  shift
+fi
 [ "${MANA_BENCH_NO_BUILD:-0}" = 1 ] || BUILD_DIR=$build "$top/scripts/build.sh" >/dev/null
 ours=$build/drivers/net/mana/librte_net_mana.so
 upstream=$("$top/scripts/build-upstream-mana.sh" | tail -n 1)
@@ -40,9 +62,32 @@ ours=$(loadable "$ours")
 upstream=$(loadable "$upstream")
 trap 'rm -rf "$work" /run/mana-bench-cost-$$' EXIT
 
+# The drivers: name, plugin (or vdev:net_null) and where their rounds run (host or trixie).
+names=(ours dpdk)
+plugins=("$ours" "$upstream")
+wheres=(host host)
+if [ $trixie = 1 ]; then
+  "$top/scripts/trixie-chroot.sh" >/dev/null
+  # Only what the rounds need: the emulator (tool and preload library) and the benchmark.
+  [ -f "$tbuild/build.ninja" ] \
+    || "$top/scripts/trixie-chroot.sh" run meson setup "$tbuild" "$top" -Dpmd=false >/dev/null
+  "$top/scripts/trixie-chroot.sh" run ninja -C "$tbuild" app/mana_cost_bench emu/tool/mana-emu \
+    emu/verbs/libmana_emu.so >/dev/null || die "the Debian 13 build in $tbuild failed"
+  root=$("$top/scripts/trixie-chroot.sh")
+  tplugin=$(cd "$root" && ls usr/lib/*/dpdk/pmds-*/librte_net_mana.so 2>/dev/null | head -n 1)
+  [ -n "$tplugin" ] || die "no net_mana plugin in the Debian 13 chroot $root"
+  names=(ours dpdk-22.11 null-22.11 dpdk-24.11 null-24.11)
+  plugins=("$ours" "$upstream" vdev:net_null "/$tplugin" vdev:net_null)
+  wheres=(host host host trixie trixie)
+fi
+
 if [ "${1:-}" != --callgrind ]; then
-  exec_args=(--pmd "ours=$ours" --pmd "dpdk=$upstream" --mana-emu "$emu" "$@")
-  "$bench" "${exec_args[@]}" 2> >(grep -v -e '^mana_init_once' -e '^mana_mr_btree_init' >&2)
+  exec_args=(--mana-emu "$emu")
+  for i in "${!names[@]}"; do
+    exec_args+=(--pmd "${names[$i]}=${plugins[$i]}")
+    [ "${wheres[$i]}" = host ] || exec_args+=(--via "${names[$i]}=$top/scripts/bench-cost.sh --trixie-round")
+  done
+  "$bench" "${exec_args[@]}" "$@" 2> >(grep -v -e 'mana_init_once' -e 'mana_mr_btree_init' >&2)
   exit $?
 fi
 
@@ -50,19 +95,80 @@ fi
 # bench_rx (rte_eth_rx_burst) or bench_tx (rte_eth_tx_prepare + rte_eth_tx_burst), inclusive of
 # what they call; instructions over the packets that went through them (warm-up included).
 command -v valgrind >/dev/null || die "valgrind is needed (apt-get install valgrind)"
-packets=${2:-20000}
+shift
+packets=20000
+if [ $# -gt 0 ] && [[ $1 != --* ]]; then
+  packets=$1
+  shift
+fi
+sizes="64 512 1518" bursts="32 8" split=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --split) split=1; shift; continue ;;
+    --sizes) sizes=${2//,/ } ;;
+    --bursts) bursts=${2//,/ } ;;
+    *) die "--callgrind: unknown option $1" ;;
+  esac
+  shift 2 || die "--callgrind: $1 needs a value"
+done
+# Self instructions per object of a callgrind profile ("object instructions" lines): cost lines
+# count for the current ob=, except the inclusive cost line that follows each calls= line.
+by_object() {
+  awk 'function name_of(spec,   id, rest) {
+         id = spec; sub(/\).*/, "", id); sub(/^\(/, "", id)
+         rest = spec; sub(/^\([0-9]+\) ?/, "", rest)
+         if (rest != "") names[id] = rest
+         return names[id]
+       }
+       /^ob=/ { ob = name_of(substr($0, 4)); next }
+       /^cob=/ { name_of(substr($0, 5)); next }
+       /^calls=/ { skip = 1; next }
+       /^[0-9+*-]/ { if (skip) { skip = 0; next } cost[ob] += $NF; next }
+       END { for (o in cost) print o, cost[o] }' "$1"
+}
+# "driver / DPDK libraries / benchmark / other" instructions per packet of profile $1 over $2
+# packets, the driver's object being named $3.
+split_cell() {
+  by_object "$1" | awk -v n="$2" -v drv="$3" '
+    { o = $1; sub(/.*\//, "", o)
+      if (index(o, drv) == 1) d += $2
+      else if (o ~ /^librte_/) l += $2
+      else if (o ~ /^mana_cost_bench/) b += $2
+      else x += $2 }
+    END { printf "%.1f / %.1f / %.1f / %.1f", d / n, l / n, b / n, x / n }'
+}
+split_rows=()
+if [ $trixie = 1 ]; then
+  # The chroot sees this checkout, not the host's /tmp: its profiles go to the Debian 13 build.
+  twork=$(mktemp -d "$tbuild/bench-cost.XXXXXX")
+  trap 'rm -rf "$work" "$twork" /run/mana-bench-cost-$$' EXIT
+fi
+# One round under callgrind, collecting in $1 (bench_rx or bench_tx) for driver $2 into
+# "$out_dir/$1"; the rest are the round's options. Prints the round's result line.
+callgrind_round() {
+  local fn=$1 i=$2
+  shift 2
+  if [ "${wheres[$i]}" = host ]; then
+    "$emu" run --lockstep --doorbell poll -- valgrind --tool=callgrind \
+      --callgrind-out-file="$out_dir/$fn" --collect-atstart=no --toggle-collect="$fn" \
+      "$bench" --round --pmd "${plugins[$i]}" "$@"
+  else
+    "$top/scripts/trixie-chroot.sh" run "$tbuild/emu/tool/mana-emu" run --lockstep --doorbell poll \
+      -- valgrind --tool=callgrind --callgrind-out-file="$out_dir/$fn" --collect-atstart=no \
+      --toggle-collect="$fn" "$tbuild/app/mana_cost_bench" --round --pmd "${plugins[$i]}" "$@"
+  fi
+}
 printf '| frame | burst | offloads | driver | rx_burst instructions/pkt | tx_burst instructions/pkt |\n'
 printf '|---|---|---|---|---|---|\n'
-for size in 64 512 1518; do
-  for burst in 32 8; do
+for size in $sizes; do
+  for burst in $bursts; do
     for offloads in off on; do
-      for driver in ours dpdk; do
-        [ $driver = ours ] && pmd=$ours || pmd=$upstream
+      for i in "${!names[@]}"; do
+        driver=${names[$i]}
+        [ "${wheres[$i]}" = host ] && out_dir=$work || out_dir=$twork
         cells=()
         for fn in bench_rx bench_tx; do
-          out=$("$emu" run --lockstep --doorbell poll -- valgrind --tool=callgrind \
-            --callgrind-out-file="$work/$fn" --collect-atstart=no --toggle-collect="$fn" \
-            "$bench" --round --pmd "$pmd" --size $size --burst $burst --offloads $offloads \
+          out=$(callgrind_round $fn "$i" --size "$size" --burst "$burst" --offloads $offloads \
             --packets "$packets" --file-prefix "mana-cost-cg-$$" 2>"$work/stderr") \
             || { cat "$work/stderr" >&2; die "$driver $size B burst $burst offloads $offloads failed"; }
           if [[ $out == n/a* ]]; then
@@ -70,11 +176,22 @@ for size in 64 512 1518; do
             continue
           fi
           all=$(awk '/^result/ { print $5 }' <<<"$out")
-          ir=$(sed -n 's/^totals: *//p' "$work/$fn")
+          ir=$(sed -n 's/^totals: *//p' "$out_dir/$fn")
           cells+=("$(awk -v ir="$ir" -v n="$all" 'BEGIN { printf "%.1f", ir / n }')")
+          if [ $split = 1 ]; then
+            plugin=${plugins[$i]}
+            [[ $plugin == vdev:* ]] && object=librte_${plugin#vdev:} || object=$(basename "$plugin")
+            split_rows+=("| $size B | $burst | $offloads | $driver | $fn | ${cells[-1]} | $(split_cell "$out_dir/$fn" "$all" "${object%%.so*}") |")
+          fi
         done
-        printf '| %s B | %s | %s | %s | %s | %s |\n' $size $burst $offloads $driver "${cells[0]}" "${cells[1]}"
+        printf '| %s B | %s | %s | %s | %s | %s |\n' "$size" "$burst" $offloads "$driver" "${cells[0]}" "${cells[1]}"
       done
     done
   done
 done
+if [ $split = 1 ]; then
+  printf '\nInstructions/packet by object: the driver'"'"'s own (with what it inlines from DPDK'"'"'s headers) / DPDK'"'"'s libraries (librte_*: mempool, mbuf, ethdev) / the benchmark (the inlined ethdev dispatch) / other (libc)\n\n'
+  printf '| frame | burst | offloads | driver | function | total | driver / DPDK libraries / benchmark / other |\n'
+  printf '|---|---|---|---|---|---|---|\n'
+  printf '%s\n' "${split_rows[@]}"
+fi

@@ -24,6 +24,12 @@ step "build (g++ 14, -Dpmd=false)" scripts/trixie-chroot.sh run \
   env BUILD_DIR="$top/build-trixie" scripts/build.sh -Dpmd=false
 step "unit tests (emulator, rdma-core 56)" scripts/trixie-chroot.sh run \
   meson test -C build-trixie --suite unit --print-errorlogs --num-processes 2
+# The cost benchmark built against DPDK 24.11 (doc/performance.md "Three drivers, two DPDKs"):
+# Debian 13's net_mana and net_null run in lockstep and report numbers (timings are not checked).
+step "cost benchmark smoke (DPDK 24.11)" scripts/trixie-chroot.sh run sh -c \
+  'exec build-trixie/app/mana_cost_bench --smoke --mana-emu build-trixie/emu/tool/mana-emu \
+     --pmd dpdk-24.11="$(ls /usr/lib/*/dpdk/pmds-*/librte_net_mana.so)" --pmd null-24.11=vdev:net_null' \
+  >/dev/null
 if [ $# -gt 0 ]; then
   step "profiles $*" scripts/trixie-chroot.sh run \
     env MANA_PMD=system MANA_BUILD_DIR="$top/build-trixie" python3 tests/integration/test_system_net_mana.py "$@"

@@ -23,7 +23,7 @@ esac
 packages=(dpdk dpdk-dev libdpdk-dev libibverbs-dev ibverbs-providers rdma-core
   meson ninja-build g++ pkg-config libgtest-dev python3 python3-pyelftools python3-scapy
   dpkg-dev debhelper lintian dpdk-doc gcc xz-utils iproute2 iputils-ping tcpdump tshark procps util-linux
-  kmod clang-format clang-tidy)
+  kmod clang-format clang-tidy valgrind)
 
 # The packages named that are not installed, one a line.
 not_installed() {

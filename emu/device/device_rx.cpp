@@ -14,7 +14,7 @@ constexpr CqeStatus kRxBadBuffer{hw::kCqeRxTruncated, hw::kVendorErrAddrRange};
 
 bool addressed_to(const uint8_t* frame, const std::array<uint8_t, 6>& mac) {
   const bool group = frame[0] & 1;  // multicast, including broadcast
-  return group || std::memcmp(frame, mac.data(), mac.size()) == 0;
+  return group || same_mac(frame, mac);
 }
 
 // A flow-controlled wire keeps its frames while a queue of the port has no buffer posted; with no

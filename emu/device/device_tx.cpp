@@ -128,8 +128,7 @@ CqeStatus DeviceImpl::check_and_send(Sq& sq, const WqeView& w) {
     frame = staging;
   }
   if (len < kEthHeaderLen) return {hw::kCqeTxHdrProcessingError};
-  if (config_.anti_spoof && std::memcmp(frame + 6, port.mac.data(), 6) != 0)
-    return {hw::kCqeTxSaDrop};
+  if (config_.anti_spoof && !same_mac(frame + 6, port.mac)) return {hw::kCqeTxSaDrop};
   if (inject_vlan && has_vlan_tag(frame)) return {hw::kCqeTxVlanTaggingViolation};
   if (checksums) {
     // Where the OOB says, on the frame as the driver built it (before a tag is inserted).

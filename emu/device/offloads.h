@@ -2,7 +2,9 @@
 // insertion, RX VLAN stripping and checksum verification.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <cstring>
 
 #include "mana/frame_parse.h"
 
@@ -15,6 +17,17 @@ inline constexpr uint16_t kEtherTypeVlan = 0x8100;
 // True when an outer 802.1Q tag follows the source MAC (frame at least 14 bytes).
 inline bool has_vlan_tag(const uint8_t* frame) {
   return ((frame[12] << 8) | frame[13]) == kEtherTypeVlan;
+}
+
+// True when the 6 bytes at `p` are `mac`: two loads (a 6-byte memcmp is a libc call per frame).
+inline bool same_mac(const uint8_t* p, const std::array<uint8_t, 6>& mac) {
+  uint32_t a, b;
+  uint16_t c, d;
+  std::memcpy(&a, p, 4);
+  std::memcpy(&b, mac.data(), 4);
+  std::memcpy(&c, p + 4, 2);
+  std::memcpy(&d, mac.data() + 4, 2);
+  return a == b && c == d;
 }
 
 // Inserts an 802.1Q tag with `tci` after the source MAC; `frame` has room for 4 more bytes.

@@ -7,8 +7,14 @@
 // that prints one result line (round_result.h). The table gives per driver and configuration the
 // median of the rounds' cycles/packet and their range.
 //
-//   mana_cost_bench --pmd NAME=PLUGIN [--pmd NAME=PLUGIN ...] [--rounds N] [--packets N]
-//                   [--sizes 64,512,1518] [--bursts 32,8] [--mana-emu PATH] [--smoke]
+//   mana_cost_bench --pmd NAME=PLUGIN [--pmd NAME=PLUGIN ...] [--via NAME=PROGRAM ...]
+//                   [--rounds N] [--packets N] [--sizes 64,512,1518] [--bursts 32,8]
+//                   [--mana-emu PATH] [--smoke]
+// PLUGIN "vdev:net_null" measures DPDK's net_null instead (no plugin, the emulated VF unused): the
+// driver-independent floor of the ethdev dispatch and the mbuf library. `--via NAME=PROGRAM`
+// (words split at spaces) runs NAME's rounds as `PROGRAM --round ...` instead of under this
+// mana-emu with this binary: a wrapper that runs another build of both, e.g. in a chroot with
+// another DPDK (scripts/bench-cost.sh --trixie), so that two DPDK versions alternate in one run.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -31,6 +37,7 @@ namespace {
 
 struct Driver {
   std::string name, plugin;
+  std::string via;  // the program that runs this driver's rounds, or "" (mana-emu + this binary)
 };
 
 struct Options {
@@ -55,11 +62,12 @@ struct Cell {  // one driver, one configuration, every round
 };
 
 int usage(const std::string& why) {
-  std::fprintf(stderr,
-               "mana_cost_bench: %s\nusage: mana_cost_bench --pmd NAME=PLUGIN [--pmd ...] "
-               "[--rounds N] [--packets N] [--sizes 64,512,1518] [--bursts 32,8] "
-               "[--mana-emu PATH] [--smoke]\n",
-               why.c_str());
+  std::fprintf(
+      stderr,
+      "mana_cost_bench: %s\nusage: mana_cost_bench --pmd NAME=PLUGIN [--pmd ...] "
+      "[--via NAME=PROGRAM] [--rounds N] [--packets N] [--sizes 64,512,1518] [--bursts 32,8] "
+      "[--mana-emu PATH] [--smoke]\n",
+      why.c_str());
   return 2;
 }
 
@@ -122,16 +130,28 @@ std::string run_captured(const std::vector<std::string>& args, int* status) {
 
 void measure(const Options& o, const Driver& d, const Config& c, unsigned round, Cell* cell) {
   const std::string prefix = "mana-cost-" + std::to_string(getpid()) + "-" + d.name;
-  const std::vector<std::string> args = {o.mana_emu,      "run",
-                                         "--lockstep",    "--doorbell",
-                                         "poll",          "--",
-                                         self_exe(),      "--round",
-                                         "--pmd",         d.plugin,
-                                         "--size",        std::to_string(c.size),
-                                         "--burst",       std::to_string(c.burst),
-                                         "--offloads",    c.offloads ? "on" : "off",
-                                         "--packets",     std::to_string(o.packets),
-                                         "--file-prefix", prefix};
+  std::vector<std::string> args;
+  for (size_t pos = 0; pos < d.via.size();) {  // PROGRAM [ARG ...], split at spaces
+    const size_t space = std::min(d.via.find(' ', pos), d.via.size());
+    if (space > pos) args.push_back(d.via.substr(pos, space - pos));
+    pos = space + 1;
+  }
+  if (d.via.empty())
+    args = {o.mana_emu, "run", "--lockstep", "--doorbell", "poll", "--", self_exe()};
+  const std::vector<std::string> round_args = {"--round",
+                                               "--pmd",
+                                               d.plugin,
+                                               "--size",
+                                               std::to_string(c.size),
+                                               "--burst",
+                                               std::to_string(c.burst),
+                                               "--offloads",
+                                               c.offloads ? "on" : "off",
+                                               "--packets",
+                                               std::to_string(o.packets),
+                                               "--file-prefix",
+                                               prefix};
+  args.insert(args.end(), round_args.begin(), round_args.end());
   int status = 0;
   const std::string out = run_captured(args, &status);
   RoundResult r;
@@ -256,7 +276,14 @@ int main(int argc, char** argv) {
     if (k == "--pmd") {
       const size_t eq = v.find('=');
       if (eq == std::string::npos || eq == 0) return usage("--pmd NAME=PLUGIN");
-      o.drivers.push_back({v.substr(0, eq), v.substr(eq + 1)});
+      o.drivers.push_back({v.substr(0, eq), v.substr(eq + 1), ""});
+    } else if (k == "--via") {
+      const size_t eq = v.find('=');
+      auto d = std::find_if(o.drivers.begin(), o.drivers.end(),
+                            [&](const Driver& x) { return x.name == v.substr(0, eq); });
+      if (eq == std::string::npos || d == o.drivers.end())
+        return usage("--via NAME=PROGRAM after --pmd NAME=...");
+      d->via = v.substr(eq + 1);
     } else if (k == "--mana-emu") {
       o.mana_emu = v;
     } else if (k == "--rounds" && parse_number(v, &n) && n <= 1000) {

@@ -32,6 +32,7 @@ constexpr unsigned kMaxStepsPerBurst = 1000;  // a device that never goes idle i
 constexpr uint64_t kRxOffloads = RTE_ETH_RX_OFFLOAD_CHECKSUM | RTE_ETH_RX_OFFLOAD_RSS_HASH;
 constexpr uint64_t kTxOffloads = RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM;
 using StepFn = int (*)();
+const std::string kVdevPrefix = "vdev:";  // --pmd vdev:net_null: a driver DPDK builds in
 
 struct Totals {
   uint64_t rx_cycles = 0, tx_cycles = 0, rx_packets = 0, tx_packets = 0;
@@ -183,8 +184,13 @@ int run_round(const RoundConfig& c) {
     return fail(
         "not in lockstep mode: run it as mana-emu run --lockstep ... -- mana_cost_bench --round");
   std::vector<std::string> args = {
-      "mana_cost_bench", "-l",          "0",  "--no-huge", "-m",          "256",
-      "--file-prefix",   c.file_prefix, "-d", c.pmd,       "--log-level", "*:error"};
+      "mana_cost_bench", "-l",          "0",           "--no-huge", "-m", "256",
+      "--file-prefix",   c.file_prefix, "--log-level", "*:error"};
+  if (c.pmd.starts_with(kVdevPrefix)) {  // DPDK's own vdev (net_null): the emulated VF unused
+    args.insert(args.end(), {"--no-pci", "--vdev", c.pmd.substr(kVdevPrefix.size()) + "0"});
+  } else {
+    args.insert(args.end(), {"-d", c.pmd});
+  }
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   if (rte_eal_init(static_cast<int>(argv.size()), argv.data()) < 0)

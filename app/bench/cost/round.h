@@ -8,7 +8,7 @@
 namespace mana_bench {
 
 struct RoundConfig {
-  std::string pmd;            // the plugin (-d)
+  std::string pmd;            // the plugin (-d), or vdev:DRIVER (--vdev DRIVER0, no PCI)
   std::string file_prefix;    // EAL --file-prefix, unique per round
   uint16_t frame_bytes = 64;  // with the FCS, as on the wire
   uint16_t burst = 32;
