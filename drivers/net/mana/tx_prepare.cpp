@@ -62,9 +62,9 @@ inline constexpr auto kRequests = tx_csum_flags_table(request_of);
 // Anything outside the common case: other offload flags, a shared or chained mbuf.
 constexpr uint64_t kUncommonFlags = kRefusedTxFlags | RTE_MBUF_F_INDIRECT | RTE_MBUF_F_EXTERNAL;
 
-// The common case first: a direct, unshared, one-segment mbuf asking for a UDP or TCP checksum
-// over IPv4 or IPv6 with plausible header lengths and the field in its data: the seed is written
-// without reading what is there. Everything else takes every rule (prepare_any).
+// The common cases first: no checksum request; a direct, unshared, one-segment mbuf asking for a
+// UDP or TCP checksum over IPv4 or IPv6 with plausible header lengths and the field in its data
+// (the seed is written without reading what is there). Everything else takes every rule.
 inline int prepare_one(const TxQueue& q, rte_mbuf* m) {
   const uint64_t f = m->ol_flags;
   uint32_t refcnt_segs;
@@ -72,6 +72,7 @@ inline int prepare_one(const TxQueue& q, rte_mbuf* m) {
   std::memcpy(&refcnt_segs, &m->refcnt, sizeof(refcnt_segs));
   constexpr uint32_t kOneSegUnshared = 1u | 1u << 16;  // little endian: refcnt 1, nb_segs 1
   const Request r = kRequests[(f >> kTxCsumFlagsShift) & 0x1F];
+  if (r == Request::kNone && (f & kRefusedTxFlags) == 0 && m->nb_segs <= q.max_segs) return 0;
   if ((f & kUncommonFlags) == 0 && refcnt_segs == kOneSegUnshared && r >= Request::kIpv4Udp) {
     const bool v4 = r <= Request::kIpv4Tcp;
     const bool tcp = r == Request::kIpv4Tcp || r == Request::kIpv6Tcp;
@@ -87,7 +88,6 @@ inline int prepare_one(const TxQueue& q, rte_mbuf* m) {
       return 0;
     }
   }
-  if (r == Request::kNone && (f & kRefusedTxFlags) == 0 && m->nb_segs <= q.max_segs) return 0;
   return prepare_any(q, m);
 }
 
