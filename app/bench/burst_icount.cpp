@@ -7,10 +7,13 @@
 // them and refills, tx_burst posts the same mbufs (CQE suppression on all but the last), and the
 // NIC completes the TX batch with one CQE; the next tx_burst frees those mbufs in bulk.
 //
-//   burst_icount [rounds] [burst]     (defaults 20000 and 32)
+//   burst_icount [rounds] [burst] [tx_rs_thresh] [tx_free_thresh] [fast-free]
+//   (defaults 20000, 32, and the driver's defaults: 1, 0, no MBUF_FAST_FREE)
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <string_view>
 
 #include <rte_eal.h>
 
@@ -37,6 +40,9 @@ struct Bench {
   TxDesc descs[kRing] = {};
   RxQueue rxq{};
   TxQueue txq{};
+
+  uint16_t rs_thresh = 1, free_thresh = 0;
+  uint8_t fast_free = 0;
 
   bool init() {
     if (!port.init("bench_pool", 4095)) return false;
@@ -67,6 +73,9 @@ struct Bench {
     txq.desc_mask = kRing - 1;
     txq.oob = make_tx_oob_template(kTxCqId, kSqId, 0);
     txq.max_sge = 15;
+    txq.rs_thresh = rs_thresh;
+    txq.reclaim_below = free_thresh != 0 ? free_thresh : kRing + 1;
+    txq.fast_free = fast_free;
     txq.port_id = mana_test::kFakePortId;
     txq.priv = &port.priv;
     mr_queue_cache_reset(txq.mr);
@@ -84,15 +93,23 @@ struct Bench {
         e.dw[15] = hw::Cqe::WqNum::set(0, kRqId);
       });
   }
-  // The batch's CQE names its last WQE (one basic unit each) in tx_wqe_offset, as the NIC does.
+  // Every WQE that did not suppress its CQE gets one naming it (one basic unit each) in
+  // tx_wqe_offset, as the NIC does.
   void nic_tx_done() {
-    const uint32_t last_wqe_bu = txq.sq.head_bu - 1;
-    tx_cq.produce([&](hw::Cqe& e) {
-      e.dw[0] = hw::Cqe::ClientType::set(hw::kCqeTxOkay, hw::kClientTypeCompletion);
-      e.dw[hw::Cqe::kTxWqeOffsetDword] = hw::Cqe::TxWqeOffset::set(0, last_wqe_bu);
-      e.dw[15] = hw::Cqe::IsSq::set(hw::Cqe::WqNum::set(0, kSqId), 1);
-    });
+    for (; tx_done_bu != txq.sq.head_bu; tx_done_bu++) {
+      hw::TxShortOob oob;
+      std::memcpy(&oob,
+                  sq_mem.p + ((tx_done_bu * hw::kBasicUnit + hw::kDmaOobSize) & txq.sq.size_mask),
+                  sizeof(oob));
+      if (hw::TxShortOob::SuppressCqe::get(oob.dw0)) continue;
+      tx_cq.produce([&](hw::Cqe& e) {
+        e.dw[0] = hw::Cqe::ClientType::set(hw::kCqeTxOkay, hw::kClientTypeCompletion);
+        e.dw[hw::Cqe::kTxWqeOffsetDword] = hw::Cqe::TxWqeOffset::set(0, tx_done_bu);
+        e.dw[15] = hw::Cqe::IsSq::set(hw::Cqe::WqNum::set(0, kSqId), 1);
+      });
+    }
   }
+  uint32_t tx_done_bu = 0;
 };
 
 }  // namespace
@@ -111,6 +128,14 @@ int main(int argc, char** argv) {
     return 1;
   }
   static Bench b;
+  if (argc > 3) b.rs_thresh = static_cast<uint16_t>(std::atoi(argv[3]));
+  if (argc > 4) b.free_thresh = static_cast<uint16_t>(std::atoi(argv[4]));
+  b.fast_free = argc > 5 && std::string_view(argv[5]) == "fast-free";
+  if (b.rs_thresh == 0 || b.rs_thresh >= kRing || b.free_thresh > kRing) {
+    std::fprintf(stderr, "burst_icount: tx_rs_thresh must be 1..%u, tx_free_thresh 0..%u\n",
+                 kRing - 1, kRing);
+    return 2;
+  }
   if (!b.init()) {
     std::fprintf(stderr, "burst_icount: out of DPDK memory\n");
     return 1;

@@ -32,7 +32,7 @@ constexpr uint64_t kRxOffloads =
     RTE_ETH_RX_OFFLOAD_CHECKSUM | RTE_ETH_RX_OFFLOAD_RSS_HASH | RTE_ETH_RX_OFFLOAD_VLAN_STRIP;
 constexpr uint64_t kTxOffloads = RTE_ETH_TX_OFFLOAD_MULTI_SEGS | RTE_ETH_TX_OFFLOAD_IPV4_CKSUM |
                                  RTE_ETH_TX_OFFLOAD_TCP_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM |
-                                 RTE_ETH_TX_OFFLOAD_VLAN_INSERT;
+                                 RTE_ETH_TX_OFFLOAD_VLAN_INSERT | RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE;
 constexpr uint32_t kDefaultBurst = 32;
 
 uint32_t max_rx_queues(const DeviceCaps& caps) { return RTE_MIN(caps.max_qp, kMaxRxQueues); }
@@ -119,8 +119,8 @@ int dev_infos_get(rte_eth_dev* dev, rte_eth_dev_info* info) {
 
   info->default_rxconf.rx_drop_en = 1;
   info->default_rxconf.rx_free_thresh = kDefaultBurst;
-  info->default_txconf.tx_rs_thresh = kDefaultBurst;
-  info->default_txconf.tx_free_thresh = kDefaultBurst;
+  info->default_txconf.tx_rs_thresh = kDefaultTxRsThresh;
+  info->default_txconf.tx_free_thresh = kDefaultTxFreeThresh;
   const uint16_t ring = static_cast<uint16_t>(RTE_MIN(kDefaultDesc, max_desc));
   for (rte_eth_dev_portconf* pc : {&info->default_rxportconf, &info->default_txportconf}) {
     pc->burst_size = kDefaultBurst;

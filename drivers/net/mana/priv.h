@@ -118,30 +118,47 @@ inline constexpr uint8_t kWqeOffsetUnknown = 0;
 inline constexpr uint8_t kWqeOffsetBu = 1;
 inline constexpr uint8_t kWqeOffsetBytes = 2;
 
-struct TxQueue {
-  // data path
+// Hot part first: what every burst reads or writes fits the queue's first two cache lines (checked
+// below); statistics follow, then what only the control path uses, on lines of its own.
+struct alignas(RTE_CACHE_LINE_SIZE) TxQueue {
+  // data path, line 0: ring positions and thresholds
   QueueGate gate;
-  WorkQueue sq;
-  CompletionQueue cq;
-  TxDesc* descs;
   uint32_t desc_mask;
   uint32_t desc_head;       // free-running: next descriptor to post
   uint32_t desc_tail;       // free-running: oldest descriptor not completed
+  uint32_t reclaim_below;   // a burst reclaims when fewer descriptors are free (tx_free_thresh)
+  uint16_t rs_thresh;       // packets between CQE requests (tx_rs_thresh, at burst ends)
+  uint16_t since_cqe;       // packets posted since the last WQE that asked for a CQE
   uint8_t wqe_offset_unit;  // kWqeOffset*: learnt from okay CQEs, reset at start
+  uint8_t fast_free;        // RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE: completed mbufs go back in bulk
+  uint16_t port_id;
+  WorkQueue sq;
+  // line 1: descriptors, the completion queue, the OOB template
+  TxDesc* descs;
+  CompletionQueue cq;
   TxOobTemplate oob;
+  PortPriv* priv;
+  // line 2: checksum seed mark and segment limits, then the per-queue MR cache (read per burst)
+  uint64_t seeded_flag;  // mbuf dynflag tx_prepare sets on seeded packets (0: none registered)
   uint32_t max_sge;
   uint32_t max_segs;  // segments a packet may have: max_sge with MULTI_SEGS, else 1
-  uint16_t port_id;
-  uint16_t queue_id;
-  PortPriv* priv;
   MrQueueCache mr;
   TxQueueStats stats;
   // control path
-  uint32_t nb_desc;
+  alignas(RTE_CACHE_LINE_SIZE) uint32_t nb_desc;
+  uint16_t queue_id;
+  uint16_t free_thresh;  // as configured (0: reclaim at every burst)
   int socket;
   ibv_cq* ib_cq;
   ibv_qp* ib_qp;
 };
+static_assert(offsetof(TxQueue, sq) + sizeof(WorkQueue) <= RTE_CACHE_LINE_SIZE,
+              "ring positions, thresholds and the SQ share the first cache line");
+static_assert(offsetof(TxQueue, descs) == RTE_CACHE_LINE_SIZE &&
+                  offsetof(TxQueue, priv) + sizeof(PortPriv*) <= 2 * RTE_CACHE_LINE_SIZE,
+              "descriptors, CQ and OOB template share the second cache line");
+static_assert(offsetof(TxQueue, seeded_flag) == 2 * RTE_CACHE_LINE_SIZE,
+              "the seed mark and segment limits start the third cache line");
 
 struct PortPriv {
   ibv_context* ctx;

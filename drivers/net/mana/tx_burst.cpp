@@ -1,6 +1,7 @@
-// TX burst (doc/hardware.md §4.2, §4.3, §4.9, §4.10, §7): reclaim completions, then post one WQE
-// per packet until the first one that cannot be sent, with CQE suppression on all but the last, and
-// ring the SQ doorbell once. No locks, allocation, division or logging.
+// TX burst (doc/hardware.md §4.2, §4.3, §4.9, §4.10, §7): reclaim completions when due, then post
+// one WQE per packet until the first one that cannot be sent, with CQE suppression on all but the
+// last (and on that one too until tx_rs_thresh packets went without a CQE), and ring the SQ
+// doorbell once. No locks, allocation, division or logging.
 #include <cstring>
 
 #include <rte_mbuf.h>
@@ -19,13 +20,118 @@ inline rte_mempool* data_pool(const rte_mbuf* seg) {
   return rte_mbuf_from_indirect(const_cast<rte_mbuf*>(seg))->pool;
 }
 
-// kMaybeLongOob: some queue of the port has a vPort offset above 255 (long OOB on every WQE).
-template <bool kChecksum, bool kMultiSeg, bool kVlan, bool kMaybeLongOob>
-uint16_t tx_burst_inside(TxQueue& q, const ProcessPrivate& pp, rte_mbuf** pkts, uint16_t nb_pkts) {
-  tx_reclaim(q);
-  mr_queue_cache_sync(q.mr, q.priv->mr);
+static_assert(offsetof(TxDesc, suppressed) == offsetof(TxDesc, bu) + 2 &&
+              offsetof(TxDesc, start_bu) == offsetof(TxDesc, bu) + 4 &&
+              sizeof(TxDesc) == offsetof(TxDesc, bu) + 8);
 
-  uint8_t* last_oob = nullptr;
+inline uint32_t free_descs(const TxQueue& q) {
+  return q.desc_mask + 1 - (q.desc_head - q.desc_tail);
+}
+
+// The queue-cached MR range covering a segment (registering on a miss); lkey kInvalidLkey if none.
+MrRange segment_range(TxQueue& q, const ProcessPrivate& pp, const rte_mbuf* seg, uintptr_t addr) {
+  for (const MrRange& r : q.mr.recent)
+    if (r.covers(addr, seg->data_len)) return r;
+  const uint32_t lkey =
+      mr_lookup_slow(q.mr, q.priv->mr, addr, seg->data_len, data_pool(seg), pp.registrar);
+  if (lkey == kInvalidLkey) return MrRange{};
+  return MrRange{addr, addr + seg->data_len, lkey};
+}
+
+// Seeds `m` for an application that did not call tx_prepare. False, counted, if the seed cannot
+// be written.
+__attribute__((noinline)) bool seed_in_burst(TxQueue& q, rte_mbuf* m) {
+  const SeedResult r = seed_l4_checksum(m);
+  if (r == SeedResult::kDone) return true;
+  if (r == SeedResult::kHeadersSplit)
+    q.stats.csum_headers_split++;
+  else
+    q.stats.csum_readonly++;
+  return false;
+}
+
+// The checksum request of `m`: seeds it unless tx_prepare did (`seeded`, the queue's flag, cleared
+// here: a packet is prepared for one send).
+inline bool checksum_ready(TxQueue& q, rte_mbuf* m, uint64_t f, uint64_t seeded) {
+  if (f & seeded) {
+    m->ol_flags = f & ~seeded;
+    return true;
+  }
+  return seed_in_burst(q, m);
+}
+
+// Single-segment packets with short OOBs: every WQE is one basic unit (doc/hardware.md §4.3), so
+// the room is known up front and each WQE is four 8-byte stores. The queue's positions live in
+// locals (the ring stores could alias the queue) and are written back once.
+template <bool kChecksum>
+uint16_t post_short_wqes(TxQueue& q, const ProcessPrivate& pp, rte_mbuf** pkts, uint16_t nb_pkts,
+                         bool reclaimed, uint64_t* bytes_out) {
+  uint32_t room = RTE_MIN(free_descs(q), wq_free_bu(q.sq));
+  if (room < nb_pkts && !reclaimed) {
+    tx_reclaim(q);
+    room = RTE_MIN(free_descs(q), wq_free_bu(q.sq));
+  }
+  const uint16_t n = static_cast<uint16_t>(RTE_MIN(room, uint32_t{nb_pkts}));
+  uint8_t* const ring = q.sq.ring;
+  const uint32_t ring_mask = q.sq.size_mask;
+  TxDesc* const descs = q.descs;
+  const uint32_t desc_mask = q.desc_mask;
+  const uint32_t first_bu = q.sq.head_bu;
+  const uint32_t first_desc = q.desc_head;
+  constexpr hw::WqeHeader kHeader = hw::WqeHeader::make(1, hw::kShortOobSize);
+  constexpr uint64_t kHeaderWord = uint64_t{kHeader.dw1} << 32 | kHeader.dw0;
+  const uint64_t oob_word =
+      (uint64_t{q.oob.dw1} << 32) | hw::TxShortOob::SuppressCqe::set(q.oob.dw0, 1);
+  const uint64_t seeded = q.seeded_flag;
+  MrRange mr{};
+  uint64_t bytes = 0;
+  uint32_t i = 0;
+  for (; i < n; i++) {
+    rte_mbuf* m = pkts[i];
+    if (m->nb_segs != 1) {
+      q.stats.too_many_segs++;
+      break;
+    }
+    const uintptr_t addr = rte_pktmbuf_mtod(m, uintptr_t);
+    const uint32_t len = m->data_len;
+    if (!mr.covers(addr, len)) {
+      mr = segment_range(q, pp, m, addr);
+      if (mr.lkey == kInvalidLkey) {
+        q.stats.mr_miss++;
+        break;
+      }
+    }
+    uint64_t oob = oob_word;
+    if constexpr (kChecksum) {
+      const uint64_t f = m->ol_flags;
+      if (!checksum_ready(q, m, f, seeded)) break;
+      oob |= tx_csum_dw0_fast(f);
+      if ((f & RTE_MBUF_F_TX_L4_MASK) == RTE_MBUF_F_TX_TCP_CKSUM)
+        oob |= uint64_t{hw::TxShortOob::TransportOffset::set(0, m->l2_len + m->l3_len)} << 32;
+    }
+    const uint32_t bu = first_bu + i;
+    auto* w = reinterpret_cast<uint64_t*>(ring + ((bu * hw::kBasicUnit) & ring_mask));
+    w[0] = kHeaderWord;
+    w[1] = oob;
+    w[2] = addr;
+    w[3] = uint64_t{len} << 32 | mr.lkey;
+    TxDesc& d = descs[(first_desc + i) & desc_mask];
+    d.mbuf = m;
+    const uint64_t meta = uint64_t{bu} << 32 | 1u << 16 | 1u;  // bu 1, suppressed, start_bu
+    std::memcpy(&d.bu, &meta, sizeof(meta));
+    bytes += m->pkt_len;
+  }
+  if (i == n && n < nb_pkts) q.stats.ring_full++;
+  q.sq.head_bu = first_bu + i;
+  q.desc_head = first_desc + i;
+  *bytes_out = bytes;
+  return i;
+}
+
+// Any packet: several segments, long OOBs (VLAN tag, vPort offset above 255).
+template <bool kChecksum, bool kMultiSeg, bool kVlan, bool kMaybeLongOob>
+uint16_t post_wqes(TxQueue& q, const ProcessPrivate& pp, rte_mbuf** pkts, uint16_t nb_pkts,
+                   bool reclaimed, uint64_t* bytes_out) {
   uint64_t bytes = 0;
   uint16_t sent = 0;
   for (; sent < nb_pkts; sent++) {
@@ -41,7 +147,13 @@ uint16_t tx_burst_inside(TxQueue& q, const ProcessPrivate& pp, rte_mbuf** pkts, 
     const bool long_oob = vlan || (kMaybeLongOob && q.oob.oob_size != hw::kShortOobSize);
     const uint32_t bu = long_oob ? hw::wqe_size_bu(hw::kLongOobSize, nseg)
                                  : hw::wqe_size_bu(hw::kShortOobSize, nseg);
-    if (q.desc_head - q.desc_tail > q.desc_mask || wq_free_bu(q.sq) < bu) {
+    if (free_descs(q) == 0 || wq_free_bu(q.sq) < bu) {
+      if (!reclaimed) {
+        reclaimed = true;
+        tx_reclaim(q);
+        sent--;  // try this packet again
+        continue;
+      }
       q.stats.ring_full++;
       break;
     }
@@ -61,14 +173,9 @@ uint16_t tx_burst_inside(TxQueue& q, const ProcessPrivate& pp, rte_mbuf** pkts, 
     }
     hw::TxOob oob;
     if constexpr (kChecksum) {
-      if (const SeedResult r = seed_l4_checksum(m); r != SeedResult::kDone) {
-        if (r == SeedResult::kHeadersSplit)
-          q.stats.csum_headers_split++;
-        else
-          q.stats.csum_readonly++;
-        break;
-      }
-      oob.s = make_tx_short_oob(q.oob, m->ol_flags, m->l2_len, m->l3_len);
+      const uint64_t f = m->ol_flags;
+      if (!checksum_ready(q, m, f, q.seeded_flag)) break;
+      oob.s = make_tx_short_oob(q.oob, f, m->l2_len, m->l3_len);
     } else {
       oob.s = hw::TxShortOob{q.oob.dw0, q.oob.dw1};
     }
@@ -80,22 +187,56 @@ uint16_t tx_burst_inside(TxQueue& q, const ProcessPrivate& pp, rte_mbuf** pkts, 
         set_tx_long_format(oob.s);
         oob.l.dw2 = make_tx_vlan_dw2(m->vlan_tci);
       }
-      last_oob = post_wqe(q.sq, &oob, hw::kLongOobSize, sgl, nseg);
+      post_wqe(q.sq, &oob, hw::kLongOobSize, sgl, nseg);
     } else {
-      last_oob = post_wqe(q.sq, &oob.s, hw::kShortOobSize, sgl, nseg);
+      post_wqe(q.sq, &oob.s, hw::kShortOobSize, sgl, nseg);
     }
     q.descs[q.desc_head & q.desc_mask] = TxDesc{m, static_cast<uint16_t>(bu), 1, start_bu};
     q.desc_head++;
     bytes += m->pkt_len;
   }
-  if (sent == 0) return 0;
+  *bytes_out = bytes;
+  return sent;
+}
 
-  // The last WQE of the burst asks for a CQE: it completes every earlier suppressed one.
-  hw::TxShortOob last;
-  std::memcpy(&last, last_oob, sizeof(last));
-  set_tx_suppress(last, false);
-  std::memcpy(last_oob, &last, sizeof(last));
-  q.descs[(q.desc_head - 1) & q.desc_mask].suppressed = 0;
+// The burst's last WQE asks for a CQE once tx_rs_thresh packets went without one (every burst by
+// default): that CQE completes every earlier suppressed WQE (doc/hardware.md §4.9).
+void request_cqe_if_due(TxQueue& q, uint16_t sent) {
+  const uint32_t since = uint32_t{q.since_cqe} + sent;
+  if (since < q.rs_thresh) {
+    q.since_cqe = static_cast<uint16_t>(since);
+    return;
+  }
+  q.since_cqe = 0;
+  TxDesc& last = q.descs[(q.desc_head - 1) & q.desc_mask];
+  last.suppressed = 0;
+  uint8_t* oob_at =
+      q.sq.ring + ((last.start_bu * hw::kBasicUnit + hw::kDmaOobSize) & q.sq.size_mask);
+  hw::TxShortOob oob;
+  std::memcpy(&oob, oob_at, sizeof(oob));
+  set_tx_suppress(oob, false);
+  std::memcpy(oob_at, &oob, sizeof(oob));
+}
+
+// Reclaims first when fewer than tx_free_thresh descriptors are free (at every burst by default),
+// and always in an empty burst (applications call one to get their mbufs back); a burst that finds
+// the ring full reclaims once more.
+// kMaybeLongOob: some queue of the port has a vPort offset above 255 (long OOB on every WQE).
+template <bool kChecksum, bool kMultiSeg, bool kVlan, bool kMaybeLongOob>
+uint16_t tx_burst_inside(TxQueue& q, const ProcessPrivate& pp, rte_mbuf** pkts, uint16_t nb_pkts) {
+  const bool reclaim = nb_pkts == 0 || free_descs(q) < q.reclaim_below;
+  if (reclaim) tx_reclaim(q);
+  if (nb_pkts == 0) return 0;
+  mr_queue_cache_sync(q.mr, q.priv->mr);
+  uint64_t bytes = 0;
+  uint16_t sent;
+  if constexpr (!kMultiSeg && !kVlan && !kMaybeLongOob)
+    sent = post_short_wqes<kChecksum>(q, pp, pkts, nb_pkts, reclaim, &bytes);
+  else
+    sent = post_wqes<kChecksum, kMultiSeg, kVlan, kMaybeLongOob>(q, pp, pkts, nb_pkts, reclaim,
+                                                                 &bytes);
+  if (sent == 0) return 0;
+  request_cqe_if_due(q, sent);
   ring_sq_doorbell(pp.db_page, q.sq);
   q.stats.packets += sent;
   q.stats.bytes += bytes;

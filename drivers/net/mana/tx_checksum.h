@@ -6,7 +6,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
+#include <rte_byteorder.h>
 #include <rte_ip.h>
 #include <rte_mbuf.h>
 #include <rte_tcp.h>
@@ -25,6 +27,66 @@ inline bool mbuf_data_writable(const rte_mbuf* m) {
   return RTE_MBUF_DIRECT(m) && rte_mbuf_refcnt_read(m) == 1;
 }
 
+// Where the L4 checksum field is, from the start of the frame.
+inline uint32_t l4_checksum_field(const rte_mbuf* m, bool tcp) {
+  return m->l2_len + m->l3_len +
+         (tcp ? offsetof(rte_tcp_hdr, cksum) : offsetof(rte_udp_hdr, dgram_cksum));
+}
+
+// A one's complement sum of 32-bit words, folded to 16 bits. The words are read as they lie in
+// memory, so the result is in memory order too, like rte_raw_cksum's (the one's complement sum
+// does not depend on byte order): equal to rte_raw_cksum over the same bytes.
+inline uint16_t fold_csum(uint64_t sum) {
+  uint32_t s32;
+  const bool carry =
+      __builtin_add_overflow(static_cast<uint32_t>(sum), static_cast<uint32_t>(sum >> 32), &s32);
+  s32 += carry;  // `sum` < 2^63: no second carry
+  // The high half of s32 + (s32 rotated by 16) is the sum of both halves with the end carry.
+  return static_cast<uint16_t>((s32 + ((s32 << 16) | (s32 >> 16))) >> 16);
+}
+
+inline uint32_t load32(const uint8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+
+// rte_ipv4_phdr_cksum without TSO, in a few adds: addresses, protocol and the L4 length (total
+// length minus the IHL's header length, which a packet's total length covers), as memory-order
+// words. A byte swap multiplies a 16-bit
+// word by 256 modulo 0xFFFF, so the length's swap is the total length's raw word minus the
+// header length times 256 (plus 0xFFFF, a one's complement zero, to stay positive: so an all-zero
+// pseudo-header gives 0xFFFF where rte_ipv4_phdr_cksum gives 0, the same one's complement zero).
+inline uint16_t ipv4_phdr_seed(const uint8_t* ip) {
+  uint64_t addrs;
+  std::memcpy(&addrs, ip + offsetof(rte_ipv4_hdr, src_addr), sizeof(addrs));
+  uint16_t total_raw;
+  std::memcpy(&total_raw, ip + offsetof(rte_ipv4_hdr, total_length), sizeof(total_raw));
+  const uint64_t header_len = (ip[0] & RTE_IPV4_HDR_IHL_MASK) * RTE_IPV4_IHL_MULTIPLIER;
+  const uint64_t proto = ip[offsetof(rte_ipv4_hdr, next_proto_id)];
+  const uint64_t sum =
+      (addrs & 0xFFFFFFFF) + (addrs >> 32) + total_raw + 0xFFFF + (proto << 8) - (header_len << 8);
+  return fold_csum(sum);
+}
+
+// rte_ipv6_phdr_cksum without TSO: both addresses, the payload length and the next header.
+inline uint16_t ipv6_phdr_seed(const uint8_t* ip) {
+  uint64_t sum = 0;
+  for (size_t i = offsetof(rte_ipv6_hdr, src_addr); i < sizeof(rte_ipv6_hdr); i += 4)
+    sum += load32(ip + i);
+  uint16_t payload_be;
+  std::memcpy(&payload_be, ip + offsetof(rte_ipv6_hdr, payload_len), sizeof(payload_be));
+  sum += payload_be;
+  sum += rte_cpu_to_be_16(uint16_t{ip[offsetof(rte_ipv6_hdr, proto)]});
+  return fold_csum(sum);
+}
+
+// The seed for `m` (IPv4 or IPv6 as its flags say; TSO is refused before any seed is computed).
+inline uint16_t phdr_seed(const rte_mbuf* m, uint64_t ol_flags) {
+  const uint8_t* ip = rte_pktmbuf_mtod_offset(m, const uint8_t*, m->l2_len);
+  return (ol_flags & RTE_MBUF_F_TX_IPV4) ? ipv4_phdr_seed(ip) : ipv6_phdr_seed(ip);
+}
+
 // Writes the pseudo-header sum into the L4 checksum field when it is not already there. The IP
 // header precedes the field, so it is in the first segment whenever the field is.
 inline SeedResult seed_l4_checksum(rte_mbuf* m) {
@@ -32,16 +94,11 @@ inline SeedResult seed_l4_checksum(rte_mbuf* m) {
   const uint64_t l4 = f & RTE_MBUF_F_TX_L4_MASK;
   const bool tcp = l4 == RTE_MBUF_F_TX_TCP_CKSUM;
   if (!tcp && l4 != RTE_MBUF_F_TX_UDP_CKSUM) return SeedResult::kDone;
-  const uint32_t field = m->l2_len + m->l3_len +
-                         (tcp ? offsetof(rte_tcp_hdr, cksum) : offsetof(rte_udp_hdr, dgram_cksum));
+  const uint32_t field = l4_checksum_field(m, tcp);
   if (field + sizeof(uint16_t) > m->data_len) return SeedResult::kHeadersSplit;
-  uint16_t sum;
-  if (f & RTE_MBUF_F_TX_IPV4)
-    sum = rte_ipv4_phdr_cksum(rte_pktmbuf_mtod_offset(m, const rte_ipv4_hdr*, m->l2_len), f);
-  else if (f & RTE_MBUF_F_TX_IPV6)
-    sum = rte_ipv6_phdr_cksum(rte_pktmbuf_mtod_offset(m, const rte_ipv6_hdr*, m->l2_len), f);
-  else
-    return SeedResult::kDone;  // no IP version: tx_prepare refuses it, the burst sends it as is
+  // No IP version: tx_prepare refuses it, the burst sends it as is.
+  if (!(f & (RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IPV6))) return SeedResult::kDone;
+  const uint16_t sum = phdr_seed(m, f);
   auto* p = rte_pktmbuf_mtod_offset(m, unaligned_uint16_t*, field);
   if (*p == sum) return SeedResult::kDone;
   if (!mbuf_data_writable(m)) return SeedResult::kReadOnlyMbuf;

@@ -3,6 +3,7 @@
 // once at queue start.
 #pragma once
 
+#include <array>
 #include <cstdint>
 
 #include <rte_mbuf_core.h>
@@ -40,29 +41,50 @@ inline TxOobTemplate make_tx_oob_template(uint32_t cq_id, uint32_t sq_id, uint32
   return t;
 }
 
-// Fills the short OOB for a packet with offload flags `ol_flags` and header lengths, as the Linux
-// driver's mana_start_xmit does (doc/hardware.md §4.3, §4.10): the IPv4/IPv6 bit accompanies every
-// checksum request, the transport offset only the TCP one (the NIC parses UDP itself).
-inline hw::TxShortOob make_tx_short_oob(const TxOobTemplate& t, uint64_t ol_flags, uint32_t l2_len,
-                                        uint32_t l3_len) {
+// The checksum bits of short-OOB word 0 for offload flags `ol_flags`, as the Linux driver's
+// mana_start_xmit sets them (doc/hardware.md §4.3, §4.10): the IPv4/IPv6 bit accompanies every
+// checksum request.
+constexpr uint32_t tx_csum_dw0(uint64_t ol_flags) {
   using S = hw::TxShortOob;
-  uint32_t dw0 = t.dw0;
-  uint32_t dw1 = t.dw1;
   const uint64_t l4 = ol_flags & RTE_MBUF_F_TX_L4_MASK;
   const bool tcp = l4 == RTE_MBUF_F_TX_TCP_CKSUM;
   const bool udp = l4 == RTE_MBUF_F_TX_UDP_CKSUM;
   const bool ip_csum = ol_flags & RTE_MBUF_F_TX_IP_CKSUM;
-  if (!(tcp || udp || ip_csum)) return {dw0, dw1};
+  uint32_t dw0 = 0;
+  if (!(tcp || udp || ip_csum)) return dw0;
   if (ol_flags & RTE_MBUF_F_TX_IPV4) dw0 = S::IsIpv4::set(dw0, 1);
   if (ol_flags & RTE_MBUF_F_TX_IPV6) dw0 = S::IsIpv6::set(dw0, 1);
   if (ip_csum) dw0 = S::IpCsum::set(dw0, 1);
-  if (tcp) {
-    dw0 = S::TcpCsum::set(dw0, 1);
-    dw1 = S::TransportOffset::set(dw1, l2_len + l3_len);
-  } else if (udp) {
-    dw0 = S::UdpCsum::set(dw0, 1);
-  }
-  return {dw0, dw1};
+  if (tcp) dw0 = S::TcpCsum::set(dw0, 1);
+  if (udp) dw0 = S::UdpCsum::set(dw0, 1);
+  return dw0;
+}
+
+// The same, looked up: the five flags it depends on are adjacent bits of ol_flags.
+inline constexpr unsigned kTxCsumFlagsShift = 52;
+static_assert(((RTE_MBUF_F_TX_L4_MASK | RTE_MBUF_F_TX_IP_CKSUM | RTE_MBUF_F_TX_IPV4 |
+                RTE_MBUF_F_TX_IPV6) >>
+               kTxCsumFlagsShift) == 0x1F);
+// A table of `f` over every combination of those five bits, indexed by them.
+template <class F>
+constexpr auto tx_csum_flags_table(F f) {
+  std::array<decltype(f(0)), 32> t{};
+  for (uint64_t i = 0; i < t.size(); i++) t[i] = f(i << kTxCsumFlagsShift);
+  return t;
+}
+inline constexpr auto kTxCsumDw0 = tx_csum_flags_table(tx_csum_dw0);
+inline uint32_t tx_csum_dw0_fast(uint64_t ol_flags) {
+  return kTxCsumDw0[(ol_flags >> kTxCsumFlagsShift) & 0x1F];
+}
+
+// Fills the short OOB for a packet with offload flags `ol_flags` and header lengths: the checksum
+// bits, and the transport offset for the TCP checksum only (the NIC parses UDP itself).
+inline hw::TxShortOob make_tx_short_oob(const TxOobTemplate& t, uint64_t ol_flags, uint32_t l2_len,
+                                        uint32_t l3_len) {
+  uint32_t dw1 = t.dw1;
+  if ((ol_flags & RTE_MBUF_F_TX_L4_MASK) == RTE_MBUF_F_TX_TCP_CKSUM)
+    dw1 = hw::TxShortOob::TransportOffset::set(dw1, l2_len + l3_len);
+  return {t.dw0 | tx_csum_dw0_fast(ol_flags), dw1};
 }
 
 // Word 2 of the long OOB part: insert an 802.1Q tag with `tci` (PCP, DEI, VID).

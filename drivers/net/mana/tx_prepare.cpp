@@ -1,7 +1,9 @@
 // rte_eth_tx_prepare for net_mana (doc/hardware.md §4.3, §4.10): checks each packet's offload
-// request against what the NIC and the TX OOB can express, and writes the pseudo-header seeds.
+// request against what the NIC and the TX OOB can express, and writes the pseudo-header seeds
+// (a few adds for IPv4/IPv6, tx_checksum.h).
 // Returns the number of packets that may be sent; rte_errno tells why the next one may not.
 #include <cerrno>
+#include <cstring>
 
 #include <rte_errno.h>
 #include <rte_ether.h>
@@ -11,6 +13,7 @@
 #include "burst.h"
 #include "priv.h"
 #include "tx_checksum.h"
+#include "tx_oob.h"
 
 namespace mana {
 namespace {
@@ -19,11 +22,13 @@ constexpr uint64_t kSupportedTxFlags = RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IPV6 |
                                        RTE_MBUF_F_TX_IP_CKSUM | RTE_MBUF_F_TX_L4_MASK |
                                        RTE_MBUF_F_TX_VLAN;
 
-// 0 or the errno that refuses `m`.
-int prepare_one(const TxQueue& q, rte_mbuf* m) {
+constexpr uint64_t kRefusedTxFlags = RTE_MBUF_F_TX_OFFLOAD_MASK & ~kSupportedTxFlags;
+
+// 0 or the errno that refuses `m`: every rule, for any packet.
+int prepare_any(const TxQueue& q, rte_mbuf* m) {
   const uint64_t f = m->ol_flags;
   if (m->nb_segs > q.max_segs) return EINVAL;
-  if (f & RTE_MBUF_F_TX_OFFLOAD_MASK & ~kSupportedTxFlags) return ENOTSUP;  // TSO, tunnels, ...
+  if (f & kRefusedTxFlags) return ENOTSUP;  // TSO, tunnels, ...
   const uint64_t l4 = f & RTE_MBUF_F_TX_L4_MASK;
   if (l4 == RTE_MBUF_F_TX_SCTP_CKSUM) return ENOTSUP;
   const bool ip_csum = f & RTE_MBUF_F_TX_IP_CKSUM;
@@ -38,6 +43,52 @@ int prepare_one(const TxQueue& q, rte_mbuf* m) {
                 hw::TxShortOob::TransportOffset::kMask);
   if (m->l2_len < RTE_ETHER_HDR_LEN || m->l3_len < min_l3) return EINVAL;
   return seed_l4_checksum(m) == SeedResult::kDone ? 0 : EINVAL;
+}
+
+// The common requests, by the five flag bits the checksum OOB depends on (tx_oob.h): what to seed.
+enum class Request : uint8_t { kOther, kNone, kIpv4Udp, kIpv4Tcp, kIpv6Udp, kIpv6Tcp };
+constexpr Request request_of(uint64_t f) {
+  const uint64_t l4 = f & RTE_MBUF_F_TX_L4_MASK;
+  const bool v4 = f & RTE_MBUF_F_TX_IPV4, v6 = f & RTE_MBUF_F_TX_IPV6;
+  const bool ip_csum = f & RTE_MBUF_F_TX_IP_CKSUM;
+  if (l4 == 0 && !ip_csum) return Request::kNone;
+  if (v4 == v6 || (ip_csum && !v4)) return Request::kOther;
+  if (l4 == RTE_MBUF_F_TX_UDP_CKSUM) return v4 ? Request::kIpv4Udp : Request::kIpv6Udp;
+  if (l4 == RTE_MBUF_F_TX_TCP_CKSUM) return v4 ? Request::kIpv4Tcp : Request::kIpv6Tcp;
+  return Request::kOther;  // IP checksum alone, SCTP
+}
+inline constexpr auto kRequests = tx_csum_flags_table(request_of);
+
+// Anything outside the common case: other offload flags, a shared or chained mbuf.
+constexpr uint64_t kUncommonFlags = kRefusedTxFlags | RTE_MBUF_F_INDIRECT | RTE_MBUF_F_EXTERNAL;
+
+// The common cases first: no checksum request; a direct, unshared, one-segment mbuf asking for a
+// UDP or TCP checksum over IPv4 or IPv6 with plausible header lengths and the field in its data
+// (the seed is written without reading what is there). Everything else takes every rule.
+inline int prepare_one(const TxQueue& q, rte_mbuf* m) {
+  const uint64_t f = m->ol_flags;
+  uint32_t refcnt_segs;
+  static_assert(offsetof(rte_mbuf, nb_segs) == offsetof(rte_mbuf, refcnt) + sizeof(uint16_t));
+  std::memcpy(&refcnt_segs, &m->refcnt, sizeof(refcnt_segs));
+  constexpr uint32_t kOneSegUnshared = 1u | 1u << 16;  // little endian: refcnt 1, nb_segs 1
+  const Request r = kRequests[(f >> kTxCsumFlagsShift) & 0x1F];
+  if (r == Request::kNone && (f & kRefusedTxFlags) == 0 && m->nb_segs <= q.max_segs) return 0;
+  if ((f & kUncommonFlags) == 0 && refcnt_segs == kOneSegUnshared && r >= Request::kIpv4Udp) {
+    const bool v4 = r <= Request::kIpv4Tcp;
+    const bool tcp = r == Request::kIpv4Tcp || r == Request::kIpv6Tcp;
+    const uint32_t l2 = m->l2_len, l3 = m->l3_len;
+    const uint32_t field =
+        l2 + l3 + (tcp ? offsetof(rte_tcp_hdr, cksum) : offsetof(rte_udp_hdr, dgram_cksum));
+    if (l2 >= RTE_ETHER_HDR_LEN && l3 >= (v4 ? sizeof(rte_ipv4_hdr) : sizeof(rte_ipv6_hdr)) &&
+        field + sizeof(uint16_t) <= m->data_len) {
+      const uint8_t* ip = rte_pktmbuf_mtod_offset(m, const uint8_t*, l2);
+      *rte_pktmbuf_mtod_offset(m, unaligned_uint16_t*, field) =
+          v4 ? ipv4_phdr_seed(ip) : ipv6_phdr_seed(ip);
+      m->ol_flags = f | q.seeded_flag;
+      return 0;
+    }
+  }
+  return prepare_any(q, m);
 }
 
 }  // namespace

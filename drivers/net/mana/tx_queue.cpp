@@ -7,6 +7,7 @@
 #include <infiniband/manadv.h>
 #include <infiniband/verbs.h>
 #include <rte_malloc.h>
+#include <rte_mbuf_dyn.h>
 
 #include "kept_queues.h"
 #include "mana_log.h"
@@ -28,6 +29,34 @@ void free_pending_mbufs(TxQueue& q) {
     rte_pktmbuf_free(d.mbuf);
     d = TxDesc{};
   }
+}
+
+// tx_rs_thresh and tx_free_thresh (doc/guide.md "TX thresholds"): 0 asks for the defaults, a CQE
+// and a reclaim at every burst. A CQE at least every `n - 1` packets keeps one outstanding
+// whenever the ring is full, so a burst that finds it full can always reclaim.
+int set_thresholds(TxQueue& q, const PortPriv& priv, uint16_t idx, uint32_t n,
+                   const rte_eth_txconf& conf) {
+  const uint32_t rs = conf.tx_rs_thresh != 0 ? conf.tx_rs_thresh : kDefaultTxRsThresh;
+  if (rs >= n || conf.tx_free_thresh > n) {
+    MANA_DRV_LOG(ERR,
+                 "port %u TX queue %u: tx_rs_thresh %u must be below and tx_free_thresh %u at "
+                 "most the ring size %u",
+                 priv.port_id, idx, conf.tx_rs_thresh, conf.tx_free_thresh, n);
+    return -EINVAL;
+  }
+  q.rs_thresh = static_cast<uint16_t>(rs);
+  q.free_thresh = conf.tx_free_thresh;
+  q.reclaim_below = conf.tx_free_thresh != 0 ? conf.tx_free_thresh : n + 1;
+  return 0;
+}
+
+// The mbuf flag tx_prepare leaves on a packet it seeded, so that the burst need not check the
+// seed again (tx_prepare.cpp). 0 if DPDK has no flag left: the burst then always checks.
+uint64_t seeded_flag() {
+  rte_mbuf_dynflag desc{};
+  snprintf(desc.name, sizeof(desc.name), "mana_tx_seeded");
+  const int bit = rte_mbuf_dynflag_register(&desc);
+  return bit < 0 ? 0 : uint64_t{1} << bit;
 }
 
 int create_queue(PortPriv& priv, TxQueue& q) {
@@ -79,6 +108,7 @@ int create_queue(PortPriv& priv, TxQueue& q) {
   }
   q.oob = make_tx_oob_template(cq.cq_id, qp.sq_id, qp.tx_vp_offset);
   q.desc_head = q.desc_tail = 0;
+  q.since_cqe = 0;
   q.wqe_offset_unit = kWqeOffsetUnknown;
   priv.db_page = qp.db_page;
   return 0;
@@ -117,8 +147,13 @@ int tx_queue_setup(rte_eth_dev* dev, uint16_t idx, uint16_t nb_desc, unsigned so
                  sock);
     return -ENOMEM;
   }
+  if (int rc = set_thresholds(*q, *priv, idx, n, *conf); rc != 0) {
+    rte_free(descs);
+    return rc;
+  }
   q->descs = descs;
   q->desc_mask = n - 1;
+  q->seeded_flag = seeded_flag();
   q->nb_desc = n;
   q->max_sge = RTE_MIN(priv->caps.max_sge, hw::kMaxTxSge);
   q->port_id = priv->port_id;
@@ -149,11 +184,13 @@ void tx_queue_release(rte_eth_dev* dev, uint16_t idx) {
 
 int tx_queues_start(rte_eth_dev* dev) {
   PortPriv& priv = *priv_of(dev);
-  const bool multi_seg = dev->data->dev_conf.txmode.offloads & RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+  const uint64_t offloads = dev->data->dev_conf.txmode.offloads;
+  const bool multi_seg = offloads & RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
   int rc = 0;
   for (uint16_t i = 0; i < dev->data->nb_tx_queues && rc == 0; i++) {
     TxQueue& q = *txq_of(dev, i);
     q.max_segs = multi_seg ? q.max_sge : 1;
+    q.fast_free = (offloads & RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE) != 0;
     rc = create_queue(priv, q);
   }
   if (rc != 0) tx_queues_stop(dev);

@@ -9,6 +9,11 @@ struct rte_eth_txconf;
 
 namespace mana {
 
+// Defaults of tx_rs_thresh and tx_free_thresh (dev_infos_get, doc/guide.md "TX thresholds"): a CQE
+// requested by the last packet of every burst, and completions reclaimed at every burst.
+inline constexpr uint16_t kDefaultTxRsThresh = 1;
+inline constexpr uint16_t kDefaultTxFreeThresh = 0;
+
 int tx_queue_setup(rte_eth_dev* dev, uint16_t idx, uint16_t nb_desc, unsigned socket,
                    const rte_eth_txconf* conf);
 void tx_queue_release(rte_eth_dev* dev, uint16_t idx);

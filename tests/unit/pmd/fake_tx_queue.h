@@ -7,6 +7,7 @@
 
 #include "fake_port.h"
 #include "tx_oob.h"
+#include "tx_queue.h"
 
 namespace mana_test {
 
@@ -30,6 +31,9 @@ class FakeTxQueue {
     q.oob = mana::make_tx_oob_template(cq_id_, sq_id_, 0);
     q.max_sge = 15;
     q.max_segs = 1;
+    // tx_queue_setup's defaults: a CQE requested and completions reclaimed at every burst.
+    q.rs_thresh = mana::kDefaultTxRsThresh;
+    q.reclaim_below = q.desc_mask + 2;
     q.port_id = kFakePortId;
     q.priv = &state.priv;
     mana::mr_queue_cache_reset(q.mr);
