@@ -14,7 +14,7 @@
 namespace mana {
 namespace {
 
-constexpr unsigned kMaxRxBurst = 64;
+constexpr unsigned kMaxRxBurst = kMaxRxRefill;
 
 unsigned rx_error_kind(uint32_t type) {
   switch (type) {
@@ -281,7 +281,7 @@ __attribute__((noinline)) unsigned refill_short(RxQueue& q, Burst& b, rte_mbuf**
 // Posts a buffer for every consumed WQE (at most one burst's worth at a time) and rings the RQ
 // doorbell once. Buffers come raw from the pool: the burst rearms them when they are delivered.
 inline void refill(RxQueue& q, Burst& b, const ProcessPrivate& pp) {
-  constexpr unsigned kMaxRefill = kMaxRxBurst;
+  constexpr unsigned kMaxRefill = kMaxRxRefill;
   const uint32_t free = wq_free_bu(q.rq);
   const unsigned slots = free < kMaxRefill ? free : kMaxRefill;
   const unsigned recycled = __builtin_expect(q.recycled != 0, 0) ? count_recycled(q, slots) : 0;

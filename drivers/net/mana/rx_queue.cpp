@@ -173,7 +173,7 @@ void destroy_queue_objects(RxQueue& q) {
 
 uint32_t rx_free_thresh_for(uint32_t requested, uint32_t ring) {
   const uint32_t t = requested != 0 ? requested : kDefaultFreeThresh;
-  return RTE_MAX(1u, RTE_MIN(t, ring / 4));
+  return RTE_MAX(1u, RTE_MIN(RTE_MIN(t, ring / 4), kMaxRxRefill));
 }
 
 int rx_ring_fill(RxQueue& q, const MrRegistrar& r) {

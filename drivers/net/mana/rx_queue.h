@@ -28,8 +28,11 @@ int rx_queues_start(rte_eth_dev* dev);
 // Destroys the RSS QP, table, WQs and CQs and frees every posted mbuf.
 void rx_queues_stop(rte_eth_dev* dev);
 
+// The most WQEs one burst consumes or reposts.
+inline constexpr uint32_t kMaxRxRefill = 64;
+
 // rx_free_thresh as the queue uses it: 0 asks for the default; at most a quarter of the ring so
-// that most of it stays posted (doc/guide.md "RX refill").
+// that most of it stays posted, and at most what one refill posts (doc/guide.md "RX refill").
 uint32_t rx_free_thresh_for(uint32_t requested, uint32_t ring);
 
 // Readies a queue whose rings are bound (`rq`, `mbufs`, `desc_mask`, `buf_len`, `mp`, `port_id`,

@@ -402,6 +402,15 @@ TEST_F(RxBurstTest, RefillWaitsForTheFreeThreshold) {
   rte_pktmbuf_free_bulk(pkts, 3);
 }
 
+// rx_free_thresh: 0 is the default (32), at most a quarter of the ring and one refill (64).
+TEST(RxFreeThresh, DefaultAndLimits) {
+  EXPECT_EQ(rx_free_thresh_for(0, 256), 32u);
+  EXPECT_EQ(rx_free_thresh_for(5, 256), 5u);
+  EXPECT_EQ(rx_free_thresh_for(0, 64), 16u);
+  EXPECT_EQ(rx_free_thresh_for(200, 2048), 64u);
+  EXPECT_EQ(rx_free_thresh_for(1, 64), 1u);
+}
+
 // The mbuf comes raw from the pool and is rearmed by one store: every field a received mbuf must
 // have is set, whatever the buffer held before.
 TEST_F(RxBurstTest, ReceivedMbufHasEveryField) {
