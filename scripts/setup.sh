@@ -22,7 +22,8 @@ esac
 # Everything the build, the emulator and the tests use; all from Debian.
 packages=(dpdk dpdk-dev libdpdk-dev libibverbs-dev ibverbs-providers rdma-core
   meson ninja-build g++ pkg-config libgtest-dev python3 python3-pyelftools python3-scapy
-  dpkg-dev dpdk-doc gcc xz-utils iproute2 iputils-ping tcpdump tshark procps util-linux kmod clang-format)
+  dpkg-dev dpdk-doc gcc xz-utils iproute2 iputils-ping tcpdump tshark procps util-linux kmod clang-format
+  valgrind)
 
 missing=()
 for p in "${packages[@]}"; do
