@@ -56,12 +56,9 @@ struct Bench {
     rxq.port_id = mana_test::kFakePortId;
     rxq.mp = port.pool;
     rxq.priv = &port.priv;
+    rxq.free_thresh = rx_free_thresh_for(0, kRing);
     mr_queue_cache_reset(rxq.mr);
-    for (uint32_t i = 0; i < kRing; i++) {
-      rte_mbuf* m = rte_pktmbuf_alloc(port.pool);
-      if (m == nullptr) return false;
-      post_rx_buffer(rxq, m, rx_buffer_lkey(rxq, m, port.pp.registrar));
-    }
+    if (rx_ring_fill(rxq, port.pp.registrar) != 0) return false;
     txq.sq = WorkQueue{sq_mem.p,
                        static_cast<uint32_t>(sq_mem.size - 1),
                        static_cast<uint32_t>(sq_mem.size / hw::kBasicUnit),

@@ -5,6 +5,7 @@
 
 #include <net/if.h>
 
+#include <cstddef>
 #include <cstdint>
 
 #include <ethdev_driver.h>
@@ -78,22 +79,43 @@ struct TxQueueStats {
 
 struct PortPriv;
 
-struct RxQueue {
-  // data path
+// The mbuf metadata decoded from the last CQE flags word (rx_burst.cpp): consecutive packets
+// nearly always share it, so it is kept across bursts.
+struct RxMeta {
+  uint64_t ol_flags;
+  uint32_t dw1;
+  uint32_t ptype;
+  uint16_t vlan_tci;  // 0 without a tag
+  bool l3_from_frame;
+  bool from_frame;  // the burst reads the frame or puts the tag back
+  uint8_t variant;  // the burst variant that decoded it; 0: nothing decoded yet
+};
+
+// Hot fields first: the burst reads cache line 0 on every call and line 1 when it refills or meets
+// a rare completion; stats and the control path follow (static_asserts below the struct).
+struct alignas(RTE_CACHE_LINE_SIZE) RxQueue {
+  // Cache line 0: every burst.
   QueueGate gate;
-  WorkQueue rq;
   CompletionQueue cq;
   rte_mbuf** mbufs;  // one per RQ WQE, slot = WQE index & desc_mask (every RX WQE is one BU)
+  uint64_t rearm;    // rearm_data of a received mbuf: data_off, refcnt 1, nb_segs 1, port
   uint32_t desc_mask;
-  uint32_t buf_len;            // SGE size: data room after the headroom
+  uint32_t buf_len;  // SGE size: data room after the headroom
+  // Cache line 1: refill and the rare paths.
+  WorkQueue rq;
+  rte_mempool* mp;
+  uint32_t free_thresh;  // refill once this many WQEs were consumed (rx_free_thresh)
+  uint32_t lkey;  // the pool's one lkey, written once into every WQE; kInvalidLkey: per buffer
   const hw::Cqe* partial_cqe;  // a coalesced CQE whose packets did not all fit in the last burst
   uint32_t partial_next;       // its next packet_info index
   uint16_t port_id;
   uint16_t queue_id;
-  rte_mempool* mp;
+  // Cache line 2 on.
+  uint32_t recycled;  // consumed WQEs whose buffer waits in its slot (tagged) for the refill
+  RxMeta meta;
+  RxQueueStats stats;
   PortPriv* priv;
   MrQueueCache mr;
-  RxQueueStats stats;
   // Where `partial_cqe` points: the NIC may rewrite a CQ slot once the head moved past it
   // (doc/hardware.md §4.5). Two, so that the CQE a burst carried over stays readable while that
   // burst saves the next one.
@@ -105,6 +127,9 @@ struct RxQueue {
   ibv_wq* ib_wq;
   ibv_comp_channel* ib_channel;  // RX interrupts only
 };
+static_assert(offsetof(RxQueue, buf_len) + sizeof(uint32_t) <= RTE_CACHE_LINE_SIZE);
+static_assert(offsetof(RxQueue, rq) == RTE_CACHE_LINE_SIZE);
+static_assert(offsetof(RxQueue, queue_id) + sizeof(uint16_t) <= 2 * RTE_CACHE_LINE_SIZE);
 
 struct TxDesc {
   rte_mbuf* mbuf;

@@ -14,14 +14,7 @@
 namespace mana {
 namespace {
 
-constexpr unsigned kMaxRxBurst = 64;
-
-// One consumed RQ WQE: the CQE that reported it and its packet_info index, or an error.
-struct Consumed {
-  const hw::Cqe* cqe;
-  uint8_t packet;
-  bool good;
-};
+constexpr unsigned kMaxRxBurst = kMaxRxRefill;
 
 unsigned rx_error_kind(uint32_t type) {
   switch (type) {
@@ -36,22 +29,18 @@ unsigned rx_error_kind(uint32_t type) {
   }
 }
 
-// What the mbuf gets from a CQE's dw1. Consecutive packets nearly always share dw1, so the burst
-// decodes it only when it changes.
-struct RxMeta {
-  uint32_t dw1;
-  uint32_t ptype;
-  bool l3_from_frame;
-  uint64_t ol_flags;
-  uint16_t vlan_tci;
-};
+// What the mbuf gets from a CQE's dw1 (the queue keeps the last one, priv.h RxMeta).
+template <bool kChecksum, bool kRssHash, bool kVlanStrip>
+constexpr uint8_t kMetaVariant = 1 + (kChecksum ? 4 : 0) + (kRssHash ? 2 : 0) +
+                                 (kVlanStrip ? 1 : 0);
 
 template <bool kChecksum, bool kRssHash, bool kVlanStrip>
-void decode_meta(uint32_t dw1, RxMeta* meta) {
-  meta->dw1 = dw1;
+__attribute__((noinline)) RxMeta decode_meta(RxQueue& q, uint32_t dw1) {
+  RxMeta meta{};
+  meta.dw1 = dw1;
   const RxPtype pt = rx_packet_type(dw1);
-  meta->ptype = pt.ptype;
-  meta->l3_from_frame = pt.l3_from_frame;
+  meta.ptype = pt.ptype;
+  meta.l3_from_frame = pt.l3_from_frame;
   uint64_t ol = 0;
   if constexpr (kChecksum) ol |= rx_checksum_flags(dw1);
   if constexpr (kRssHash) {
@@ -62,10 +51,14 @@ void decode_meta(uint32_t dw1, RxMeta* meta) {
     if constexpr (kVlanStrip)
       ol |= RTE_MBUF_F_RX_VLAN_STRIPPED;
     else
-      meta->ptype = (meta->ptype & ~RTE_PTYPE_L2_MASK) | RTE_PTYPE_L2_ETHER_VLAN;
+      meta.ptype = (meta.ptype & ~RTE_PTYPE_L2_MASK) | RTE_PTYPE_L2_ETHER_VLAN;
   }
-  meta->ol_flags = ol;
-  meta->vlan_tci = rx_vlan_tci(dw1);
+  meta.ol_flags = ol;
+  meta.vlan_tci = rx_vlan_present(dw1) ? rx_vlan_tci(dw1) : 0;
+  meta.from_frame = pt.l3_from_frame || (!kVlanStrip && rx_vlan_present(dw1));
+  meta.variant = kMetaVariant<kChecksum, kRssHash, kVlanStrip>;
+  q.meta = meta;
+  return meta;
 }
 
 // The NIC always strips the outer 802.1Q tag (doc/hardware.md §4.10). Without VLAN_STRIP the
@@ -84,133 +77,337 @@ inline void reinsert_vlan_tag(rte_mbuf* m, uint16_t tci) {
   tag[3] = static_cast<uint8_t>(tci);
 }
 
-template <bool kChecksum, bool kRssHash, bool kVlanStrip>
-void fill_mbuf(const RxQueue& q, rte_mbuf* m, const hw::Cqe& cqe, unsigned k, uint32_t len,
-               RxMeta* meta) {
-  const uint32_t dw1 = cqe.dw[hw::Cqe::kRxFlagsDword];
-  if (dw1 != meta->dw1) decode_meta<kChecksum, kRssHash, kVlanStrip>(dw1, meta);
-  m->data_off = RTE_PKTMBUF_HEADROOM;
-  m->data_len = static_cast<uint16_t>(len);
-  m->pkt_len = len;
-  m->port = q.port_id;
-  m->packet_type = meta->ptype;
-  if (meta->l3_from_frame)
-    m->packet_type |= rx_l3_ptype_of_frame(rte_pktmbuf_mtod(m, const uint8_t*));
-  m->ol_flags = meta->ol_flags;
-  if constexpr (kRssHash) {
-    if (meta->ol_flags & RTE_MBUF_F_RX_RSS_HASH) m->hash.rss = cqe.rx_packet(k).packet_hash;
+// What one burst builds up, kept in registers.
+struct Burst {
+  rte_mbuf** pkts;
+  unsigned out;
+  unsigned budget;
+  uint64_t bytes;
+  const hw::Cqe* carried;  // the CQE carried over from the last burst, if any
+  bool overflow;           // a poll met an entry of another lap (counted once per burst)
+};
+
+// The per-packet metadata the CQE leaves to the frame: the EtherType when the CQE cannot tell the
+// IP version, the VLAN tag to put back. Returns the packet's length as delivered.
+template <bool kVlanStrip>
+__attribute__((noinline)) uint32_t finish_from_frame(rte_mbuf* m, bool l3_from_frame,
+                                                     uint64_t ol_flags, uint16_t vlan_tci) {
+  if (l3_from_frame) m->packet_type |= rx_l3_ptype_of_frame(rte_pktmbuf_mtod(m, const uint8_t*));
+  if constexpr (!kVlanStrip) {
+    if (ol_flags & RTE_MBUF_F_RX_VLAN) reinsert_vlan_tag(m, vlan_tci);
   }
-  if (meta->ol_flags & RTE_MBUF_F_RX_VLAN) {
-    m->vlan_tci = meta->vlan_tci;
-    if constexpr (!kVlanStrip) reinsert_vlan_tag(m, meta->vlan_tci);
+  return m->pkt_len;
+}
+
+// Fills `m`, the buffer of packet `k` of `cqe`, with `meta` (the metadata of its dw1). The mbuf
+// came raw from the pool (next = NULL, nb_segs = 1: DPDK's invariant for free mbufs): one 8-byte
+// store rearms it, the rest are the fields a received mbuf carries. Returns the length as
+// delivered.
+template <bool kRssHash, bool kVlanStrip, bool kFromFrame = true>
+inline uint32_t fill_mbuf(rte_mbuf* m, uint64_t rearm, const RxMeta& meta, const hw::Cqe& cqe,
+                          unsigned k, uint32_t len) {
+  std::memcpy(reinterpret_cast<uint8_t*>(m) + offsetof(rte_mbuf, rearm_data), &rearm,
+              sizeof(rearm));
+  m->ol_flags = meta.ol_flags;
+  m->packet_type = meta.ptype;
+  m->pkt_len = len;
+  m->data_len = static_cast<uint16_t>(len);
+  m->vlan_tci = meta.vlan_tci;
+  if constexpr (kRssHash) m->hash.rss = cqe.rx_packet(k).packet_hash;
+  if (kFromFrame && __builtin_expect(meta.from_frame, 0))
+    len = finish_from_frame<kVlanStrip>(m, meta.l3_from_frame, meta.ol_flags, meta.vlan_tci);
+  return len;
+}
+
+// The slow path's delivery of the next RQ WQE's buffer.
+template <bool kChecksum, bool kRssHash, bool kVlanStrip>
+inline void deliver(RxQueue& q, Burst& b, const hw::Cqe& cqe, unsigned k, uint32_t len) {
+  rte_mbuf* m = q.mbufs[q.rq.tail_bu++ & q.desc_mask];
+  const uint32_t dw1 = cqe.dw[hw::Cqe::kRxFlagsDword];
+  if (dw1 != q.meta.dw1) decode_meta<kChecksum, kRssHash, kVlanStrip>(q, dw1);
+  const RxMeta meta = q.meta;
+  b.bytes += fill_mbuf<kRssHash, kVlanStrip>(m, q.rearm, meta, cqe, k, len);
+  b.pkts[b.out++] = m;
+}
+
+// A consumed WQE whose packet is not delivered: its buffer stays in the slot, tagged, and the
+// refill posts it again in place.
+inline void recycle_wqe(RxQueue& q) {
+  rte_mbuf*& slot = q.mbufs[q.rq.tail_bu++ & q.desc_mask];
+  slot = reinterpret_cast<rte_mbuf*>(reinterpret_cast<uintptr_t>(slot) | kRecycledTag);
+  q.recycled++;
+}
+
+// Keeps the rest of `cqe` from packet `k` for the next burst, from a copy (doc/hardware.md §4.5).
+__attribute__((noinline)) void save_partial(RxQueue& q, const Burst& b, const hw::Cqe* cqe,
+                                            unsigned k) {
+  if (cqe != b.carried) {
+    hw::Cqe* copy = &q.partial_copies[b.carried == &q.partial_copies[0] ? 1 : 0];
+    *copy = *cqe;
+    cqe = copy;
+  }
+  q.partial_cqe = cqe;
+  q.partial_next = k;
+}
+
+// Every CQE the fast path does not take: coalesced, zero-length, oversize, error completions, and
+// the rest of a carried CQE from packet `k`. Returns false when the burst's budget, or the posted
+// WQEs (a CQE naming more than were posted), ran out inside the CQE: its rest is kept.
+template <bool kChecksum, bool kRssHash, bool kVlanStrip>
+__attribute__((noinline)) bool rx_cqe_slow(RxQueue& q, Burst& b, const hw::Cqe* cqe, unsigned k) {
+  const uint32_t type = cqe->type();
+  if (type != hw::kCqeRxOkay && type != hw::kCqeRxCoalesced4) {
+    if (q.rq.tail_bu == q.rq.head_bu) {
+      save_partial(q, b, cqe, 0);
+      return false;
+    }
+    recycle_wqe(q);
+    q.stats.errors++;
+    q.stats.cqe_errors[rx_error_kind(type)]++;
+    return true;
+  }
+  const unsigned count = rx_cqe_packets(*cqe);
+  if (count == 0) {  // consumed no RQ WQE: nothing to deliver or recycle
+    q.stats.zero_length_cqes++;
+    return true;
+  }
+  for (; k < count && b.out < b.budget && q.rq.tail_bu != q.rq.head_bu; k++) {
+    const uint32_t len = hw::RxPacketInfo::Length::get(cqe->rx_packet(k).dw0);
+    // A length beyond the posted buffer would let the application read past the mbuf: an error,
+    // the buffer is reposted (doc/hardware.md §4.7).
+    if (len > q.buf_len) {
+      recycle_wqe(q);
+      q.stats.errors++;
+      q.stats.oversize_packets++;
+      continue;
+    }
+    deliver<kChecksum, kRssHash, kVlanStrip>(q, b, *cqe, k, len);
+  }
+  if (k == count) return true;
+  save_partial(q, b, cqe, k);
+  return false;
+}
+
+// Where dw15 keeps the owner bits (its top 3).
+constexpr unsigned kOwnerShift = 29;
+static_assert(hw::Cqe::Owner::get(7u << kOwnerShift) == 7 && hw::Cqe::Owner::get(~0u >> 3) == 0);
+
+// How many CQEs from the head the NIC has completed, up to `max`: the owner bits of each (the same
+// value until the CQ wraps), then one read barrier for the batch (doc/hardware.md §4.5). An entry
+// of another lap means the NIC overflowed the CQ: nothing is read there, the poll is counted.
+inline unsigned cq_ready(const RxQueue& q, Burst& b, unsigned max) {
+  const CompletionQueue& cq = q.cq;
+  unsigned n = 0;
+  uint32_t head = cq.head;
+  while (n < max) {
+    const uint32_t lap = (head >> cq.log2_count) & hw::kOwnerMask;
+    const uint32_t in_lap = RTE_MIN(max - n, cq.mask + 1 - (head & cq.mask));
+    constexpr unsigned kStride = sizeof(hw::Cqe) / 4;
+    const uint32_t* const first = cq.ring[head & cq.mask].dw + hw::Cqe::kOwnerDword;
+    const uint32_t* const end = first + in_lap * kStride;
+    const uint32_t want = lap << kOwnerShift;
+    // Non-zero in the owner bits when the entry at `e` is not of this lap.
+    const auto other_lap = [want](const uint32_t* e) {
+      return (__atomic_load_n(e, __ATOMIC_RELAXED) ^ want) >> kOwnerShift;
+    };
+    const uint32_t* p = first;
+    // Four entries per check while four remain.
+    while (end - p >= 4 * kStride && (other_lap(p) | other_lap(p + kStride) |
+                                      other_lap(p + 2 * kStride) | other_lap(p + 3 * kStride)) == 0)
+      p += 4 * kStride;
+    while (p != end && other_lap(p) == 0) p += kStride;
+    const auto i = static_cast<uint32_t>((p - first) / kStride);
+    n += i;
+    head += i;
+    if (i < in_lap) {
+      const uint32_t seen = hw::Cqe::Owner::get(__atomic_load_n(p, __ATOMIC_RELAXED));
+      // The NIC lapped the consumer: the entry is not read and the queue stays stuck; the counter
+      // makes that visible (doc/hardware.md §4.5).
+      if (seen != ((lap - 1) & hw::kOwnerMask)) b.overflow = true;
+      break;
+    }
+  }
+  rte_rmb();
+  return n;
+}
+
+// Of the `slots` WQEs from the head, how many hold a recycled buffer.
+__attribute__((noinline)) unsigned count_recycled(const RxQueue& q, unsigned slots) {
+  unsigned n = 0;
+  for (unsigned i = 0; i < slots; i++)
+    n += (reinterpret_cast<uintptr_t>(q.mbufs[(q.rq.head_bu + i) & q.desc_mask]) & kRecycledTag);
+  return n;
+}
+
+// Posts WQEs from the head: a recycled buffer again in its own slot, `fresh` ones in the others,
+// until `slots` or until `fresh` runs out; with several lkeys in the pool, each buffer's.
+__attribute__((noinline)) void post_mixed(RxQueue& q, rte_mbuf** fresh, unsigned n_fresh,
+                                          unsigned slots, const MrRegistrar& r) {
+  unsigned f = 0;
+  for (unsigned i = 0; i < slots; i++) {
+    const auto v = reinterpret_cast<uintptr_t>(q.mbufs[q.rq.head_bu & q.desc_mask]);
+    rte_mbuf* m;
+    if (v & kRecycledTag) {
+      m = reinterpret_cast<rte_mbuf*>(v & ~kRecycledTag);
+      q.recycled--;
+    } else if (f < n_fresh) {
+      m = fresh[f++];
+    } else {
+      break;
+    }
+    uint8_t* sge = rx_post(q, m);
+    if (q.lkey == kInvalidLkey) rx_set_lkey(sge, rx_buffer_lkey(q, m, r));
   }
 }
 
-// Takes completed WQEs off the CQ, in order, until `budget` packets or the CQ is empty.
-unsigned collect(RxQueue& q, Consumed* done, unsigned budget, unsigned* good) {
-  unsigned n = 0, packets = 0;
-  const hw::Cqe* carried = q.partial_cqe;
-  while (packets < budget && n < kMaxRxBurst) {
-    const hw::Cqe* cqe;
-    unsigned k = 0;
-    if (q.partial_cqe != nullptr) {
-      cqe = q.partial_cqe;
-      k = q.partial_next;
-      q.partial_cqe = nullptr;
-    } else {
-      const CqPoll state = cq_peek(q.cq, &cqe);
-      if (state != CqPoll::kValid) {
-        // The NIC lapped the consumer: the entry is not read and the queue stays stuck; the
-        // counter makes that visible (doc/hardware.md §4.5).
-        if (state == CqPoll::kOverflow) q.stats.cq_overflows++;
+// The pool could not give `need` mbufs at once: as many as it has, then the buffers of this
+// burst's last packets, which are dropped (counted in nombuf) so that the ring stays full. Returns
+// how many buffers `fresh` holds.
+__attribute__((noinline)) unsigned refill_short(RxQueue& q, Burst& b, rte_mbuf** fresh,
+                                                unsigned need) {
+  unsigned got = 0;
+  while (got < need && rte_mempool_get(q.mp, reinterpret_cast<void**>(&fresh[got])) == 0) got++;
+  const unsigned drop = RTE_MIN(need - got, b.out);
+  for (unsigned j = 0; j < drop; j++) {
+    rte_mbuf* m = b.pkts[b.out - drop + j];
+    b.bytes -= m->pkt_len;
+    fresh[got + j] = m;
+  }
+  b.out -= drop;
+  q.stats.nombuf += drop;
+  return got + drop;
+}
+
+// Posts a buffer for every consumed WQE (at most one burst's worth at a time) and rings the RQ
+// doorbell once. Buffers come raw from the pool: the burst rearms them when they are delivered.
+inline void refill(RxQueue& q, Burst& b, const ProcessPrivate& pp) {
+  constexpr unsigned kMaxRefill = kMaxRxRefill;
+  const uint32_t free = wq_free_bu(q.rq);
+  const unsigned slots = free < kMaxRefill ? free : kMaxRefill;
+  const unsigned recycled = __builtin_expect(q.recycled != 0, 0) ? count_recycled(q, slots) : 0;
+  unsigned n = slots - recycled;
+  rte_mbuf* fresh[kMaxRefill];
+  if (n != 0 &&
+      __builtin_expect(rte_mempool_get_bulk(q.mp, reinterpret_cast<void**>(fresh), n) != 0, 0))
+    n = refill_short(q, b, fresh, n);
+  if (__builtin_expect(recycled == 0 && q.lkey != kInvalidLkey, 1)) {
+    rte_mbuf** const mbufs = q.mbufs;
+    uint8_t* const ring = q.rq.ring;
+    const uint32_t desc_mask = q.desc_mask, ring_wqes = (q.rq.size_mask + 1) / hw::kBasicUnit;
+    uint32_t head = q.rq.head_bu;
+    // Runs where neither the mbuf ring nor the RQ wraps.
+    for (unsigned i = 0; i < n;) {
+      const uint32_t wqe_index = head & (ring_wqes - 1);
+      const unsigned run =
+          RTE_MIN(n - i, RTE_MIN(desc_mask + 1 - (head & desc_mask), ring_wqes - wqe_index));
+      rte_mbuf** slot = mbufs + (head & desc_mask);
+      uint8_t* sge = ring + wqe_index * hw::kBasicUnit + kRxSgeOffset;
+      for (rte_mbuf** f = fresh + i; f != fresh + i + run; f++, slot++, sge += hw::kBasicUnit) {
+        rte_mbuf* m = *f;
+        *slot = m;
+        const uint64_t addr = reinterpret_cast<uintptr_t>(m->buf_addr) + RTE_PKTMBUF_HEADROOM;
+        std::memcpy(sge, &addr, sizeof(addr));
+      }
+      i += run;
+      head += run;
+    }
+    q.rq.head_bu = head;
+  } else {
+    post_mixed(q, fresh, n, slots, pp.registrar);
+  }
+  ring_rq_doorbell(pp.db_page, q.rq);
+}
+
+// What the fast path compares a CQE's dw1 with: the decoded one, or never equal when packets of
+// that dw1 need the frame read (finish_from_frame).
+inline uint64_t meta_key(const RxMeta& meta) {
+  return uint64_t{meta.dw1} | (meta.from_frame ? uint64_t{1} << 32 : 0);
+}
+
+// Takes `ready` CQEs while each is the common one (okay, one packet that fits its buffer), in runs
+// where neither the CQ nor the mbuf ring wraps; the queue's state lives in locals meanwhile (the
+// mbuf stores could alias it). Returns the first other CQE, already taken off the CQ, or null.
+template <bool kChecksum, bool kRssHash, bool kVlanStrip>
+inline const hw::Cqe* take_fast(RxQueue& q, Burst& b, unsigned ready) {
+  const hw::Cqe* const ring = q.cq.ring;
+  rte_mbuf** const mbufs = q.mbufs;
+  const uint32_t cq_mask = q.cq.mask, desc_mask = q.desc_mask, buf_len = q.buf_len;
+  const uint64_t rearm = q.rearm;
+  RxMeta meta = q.meta;
+  uint64_t key = meta_key(meta);
+  uint32_t head = q.cq.head, tail = q.rq.tail_bu;
+  rte_mbuf** out = b.pkts + b.out;
+  uint64_t bytes = b.bytes;
+  const hw::Cqe* other = nullptr;
+  while (ready != 0 && other == nullptr) {
+    const hw::Cqe* const first = ring + (head & cq_mask);
+    rte_mbuf** slot = mbufs + (tail & desc_mask);
+    const unsigned run =
+        RTE_MIN(ready, RTE_MIN(cq_mask + 1 - (head & cq_mask), desc_mask + 1 - (tail & desc_mask)));
+    const hw::Cqe* cqe = first;
+    for (const hw::Cqe* const end = first + run; cqe != end; cqe++) {
+      const uint32_t len = hw::RxPacketInfo::Length::get(cqe->rx_packet(0).dw0);
+      if (__builtin_expect(cqe->type() != hw::kCqeRxOkay || len - 1 >= buf_len ||
+                               hw::RxPacketInfo::Length::get(cqe->rx_packet(1).dw0) != 0,
+                           0)) {
+        other = cqe;
         break;
       }
-      q.cq.head++;
-    }
-    const uint32_t type = cqe->type();
-    if (type == hw::kCqeRxOkay || type == hw::kCqeRxCoalesced4) {
-      const unsigned count = rx_cqe_packets(*cqe);
-      if (count == 0) {  // consumed no RQ WQE: nothing to deliver or recycle
-        q.stats.zero_length_cqes++;
-        continue;
-      }
-      for (; k < count && packets < budget && n < kMaxRxBurst; k++) {
-        // A length beyond the posted buffer would let the application read past the mbuf: an
-        // error, the buffer is reposted (doc/hardware.md §4.7).
-        if (hw::RxPacketInfo::Length::get(cqe->rx_packet(k).dw0) > q.buf_len) {
-          done[n++] = Consumed{cqe, 0, false};
-          q.stats.errors++;
-          q.stats.oversize_packets++;
-          continue;
+      const uint32_t dw1 = cqe->dw[hw::Cqe::kRxFlagsDword];
+      rte_mbuf* m = *slot++;
+      if (__builtin_expect(uint64_t{dw1} != key, 0)) {
+        if (dw1 != meta.dw1) {
+          meta = decode_meta<kChecksum, kRssHash, kVlanStrip>(q, dw1);
+          key = meta_key(meta);
         }
-        done[n++] = Consumed{cqe, static_cast<uint8_t>(k), true};
-        packets++;
+        bytes += fill_mbuf<kRssHash, kVlanStrip>(m, rearm, meta, *cqe, 0, len);
+      } else {
+        bytes += fill_mbuf<kRssHash, kVlanStrip, false>(m, rearm, meta, *cqe, 0, len);
       }
-      if (k < count) {  // the rest of this CQE goes to the next burst, from a copy
-        if (cqe != carried) {
-          hw::Cqe* copy = &q.partial_copies[carried == &q.partial_copies[0] ? 1 : 0];
-          *copy = *cqe;
-          cqe = copy;
-        }
-        q.partial_cqe = cqe;
-        q.partial_next = k;
-      }
-    } else {
-      done[n++] = Consumed{cqe, 0, false};
-      q.stats.errors++;
-      q.stats.cqe_errors[rx_error_kind(type)]++;
+      *out++ = m;
     }
+    const auto done = static_cast<uint32_t>(cqe - first);
+    head += done + (other != nullptr ? 1 : 0);
+    tail += done;
+    ready -= done;
   }
-  *good = packets;
-  return n;
+  q.cq.head = head;
+  q.rq.tail_bu = tail;
+  b.out = static_cast<unsigned>(out - b.pkts);
+  b.bytes = bytes;
+  return other;
 }
 
 template <bool kChecksum, bool kRssHash, bool kVlanStrip>
 uint16_t rx_burst_inside(RxQueue& q, rte_mbuf** pkts, uint16_t nb_pkts) {
-  Consumed done[kMaxRxBurst];
-  unsigned good;
-  const unsigned budget = nb_pkts < kMaxRxBurst ? nb_pkts : kMaxRxBurst;
-  const unsigned n = collect(q, done, budget, &good);
-  if (cq_doorbell_due(q.cq)) ring_cq_doorbell(process_private_of(q.port_id).db_page, q.cq, false);
-  if (n == 0) return 0;
-
-  // Replacement buffers; a packet without one is dropped and its mbuf stays in the ring.
-  rte_mbuf* fresh[kMaxRxBurst];
-  unsigned got = 0;
-  if (good != 0) {
-    if (rte_pktmbuf_alloc_bulk(q.mp, fresh, good) == 0) {
-      got = good;
-    } else {
-      while (got < good && (fresh[got] = rte_pktmbuf_alloc(q.mp)) != nullptr) got++;
-      q.stats.nombuf += good - got;
-    }
+  Burst b{pkts, 0, nb_pkts < kMaxRxBurst ? nb_pkts : kMaxRxBurst, 0, q.partial_cqe, false};
+  if (__builtin_expect(q.meta.variant != kMetaVariant<kChecksum, kRssHash, kVlanStrip>, 0))
+    decode_meta<kChecksum, kRssHash, kVlanStrip>(q, 0);
+  bool more = true;
+  if (__builtin_expect(q.partial_cqe != nullptr, 0)) {
+    q.partial_cqe = nullptr;
+    more = rx_cqe_slow<kChecksum, kRssHash, kVlanStrip>(q, b, b.carried, q.partial_next);
   }
-
+  // Batches of ready CQEs, each at most what the budget and the posted WQEs allow (a fast CQE
+  // consumes one WQE); a slow CQE ends its batch, so that the next one is sized again. At most one
+  // lap of the CQ per burst (CQEs that consume no WQE cost no budget).
+  for (uint32_t head0 = q.cq.head; more && q.cq.head - head0 <= q.cq.mask;) {
+    const unsigned want = RTE_MIN(b.budget - b.out, q.rq.head_bu - q.rq.tail_bu);
+    if (want == 0) break;
+    const unsigned ready = cq_ready(q, b, want);
+    const hw::Cqe* other = take_fast<kChecksum, kRssHash, kVlanStrip>(q, b, ready);
+    if (other != nullptr)
+      more = rx_cqe_slow<kChecksum, kRssHash, kVlanStrip>(q, b, other, 0);
+    else if (ready < want)
+      break;  // the CQ is empty
+  }
+  if (__builtin_expect(b.overflow, 0)) q.stats.cq_overflows++;
   const ProcessPrivate& pp = process_private_of(q.port_id);
-  RxMeta meta;
-  decode_meta<kChecksum, kRssHash, kVlanStrip>(0, &meta);
-  uint16_t out = 0;
-  uint64_t bytes = 0;
-  unsigned used = 0;
-  for (unsigned i = 0; i < n; i++) {
-    const uint32_t slot = (q.rq.tail_bu + i) & q.desc_mask;
-    rte_mbuf* m = q.mbufs[slot];
-    rte_mbuf* repost = m;
-    if (done[i].good && used < got) {
-      const uint32_t len =
-          hw::RxPacketInfo::Length::get(done[i].cqe->rx_packet(done[i].packet).dw0);
-      fill_mbuf<kChecksum, kRssHash, kVlanStrip>(q, m, *done[i].cqe, done[i].packet, len, &meta);
-      pkts[out++] = m;
-      bytes += kVlanStrip ? len : m->pkt_len;  // a re-inserted tag is part of the packet
-      repost = fresh[used++];
-    }
-    post_rx_buffer(q, repost, rx_buffer_lkey(q, repost, pp.registrar));
-  }
-  q.rq.tail_bu += n;
-  ring_rq_doorbell(pp.db_page, q.rq);
-  q.stats.packets += out;
-  q.stats.bytes += bytes;
-  return out;
+  if (cq_doorbell_due(q.cq)) ring_cq_doorbell(pp.db_page, q.cq, false);
+  if (wq_free_bu(q.rq) >= q.free_thresh) refill(q, b, pp);
+  q.stats.packets += b.out;
+  q.stats.bytes += b.bytes;
+  return static_cast<uint16_t>(b.out);
 }
 
 // Nothing of the queue is touched unless its gate is open (queue_gate.h). No queue: a secondary

@@ -23,42 +23,63 @@ RxQueue* rxq_of(rte_eth_dev* dev, uint16_t i) {
   return static_cast<RxQueue*>(dev->data->rx_queues[i]);
 }
 
-void free_posted_mbufs(RxQueue& q) {
-  for (uint32_t i = 0; i <= q.desc_mask; i++) {
-    if (q.mbufs[i] != nullptr) rte_pktmbuf_free(q.mbufs[i]);
-    q.mbufs[i] = nullptr;
-  }
-}
-
 // Fills the whole RQ with fresh mbufs and rings the doorbell once.
 int fill_ring(RxQueue& q, void* db_page, const MrRegistrar& r) {
-  mr_queue_cache_sync(q.mr, q.priv->mr);  // only its own pool's ranges: once per start is enough
-  const uint32_t n = q.desc_mask + 1;
-  rte_mbuf* bufs[kDefaultDesc];
-  uint32_t posted = 0;
-  while (posted < n) {
-    const uint32_t chunk = RTE_MIN(n - posted, static_cast<uint32_t>(RTE_DIM(bufs)));
-    if (rte_pktmbuf_alloc_bulk(q.mp, bufs, chunk) != 0) {
-      MANA_DRV_LOG(ERR,
-                   "port %u RX queue %u: mempool %s has fewer than %u free mbufs to fill the ring: "
-                   "make the pool larger or the ring smaller",
-                   q.port_id, q.queue_id, q.mp->name, n);
-      return -ENOMEM;
-    }
-    for (uint32_t i = 0; i < chunk; i++) {
-      const uint32_t lkey = rx_buffer_lkey(q, bufs[i], r);
-      if (lkey == kInvalidLkey) {
-        rte_pktmbuf_free_bulk(&bufs[i], chunk - i);
-        MANA_DRV_LOG(ERR, "port %u RX queue %u: mbufs of mempool %s are not registered", q.port_id,
-                     q.queue_id, q.mp->name);
-        return -EFAULT;
-      }
-      post_rx_buffer(q, bufs[i], lkey);
-    }
-    posted += chunk;
-  }
+  if (int rc = rx_ring_fill(q, r); rc != 0) return rc;
   ring_rq_doorbell(db_page, q.rq);
   return 0;
+}
+
+// Burst size the RX refill waits for by default: the ethdev default burst.
+constexpr uint32_t kDefaultFreeThresh = 32;
+
+// The one lkey covering every memory chunk of the queue's pool, or kInvalidLkey (several MRs, or
+// a chunk not registered: the burst then looks each buffer up).
+struct LkeyScan {
+  RxQueue* q;
+  const MrRegistrar* r;
+  uint32_t lkey;
+  bool first;
+};
+void scan_chunk_lkey(rte_mempool*, void* arg, rte_mempool_memhdr* chunk, unsigned) {
+  auto* s = static_cast<LkeyScan*>(arg);
+  const uint32_t lkey =
+      mr_lookup(s->q->mr, s->q->priv->mr, reinterpret_cast<uintptr_t>(chunk->addr),
+                static_cast<uint32_t>(chunk->len), s->q->mp, *s->r);
+  if (s->first || lkey != s->lkey) s->lkey = s->first ? lkey : kInvalidLkey;
+  s->first = false;
+}
+uint32_t pool_lkey(RxQueue& q, const MrRegistrar& r) {
+  LkeyScan s{&q, &r, kInvalidLkey, true};
+  rte_mempool_mem_iter(q.mp, scan_chunk_lkey, &s);
+  return s.lkey;
+}
+
+// The rearm_data of a received mbuf, as rte_pktmbuf_reset leaves it.
+uint64_t rearm_template(uint16_t port_id) {
+  rte_mbuf m{};
+  m.data_off = RTE_PKTMBUF_HEADROOM;
+  rte_mbuf_refcnt_set(&m, 1);
+  m.nb_segs = 1;
+  m.port = port_id;
+  uint64_t v;
+  std::memcpy(&v, reinterpret_cast<const uint8_t*>(&m) + offsetof(rte_mbuf, rearm_data), sizeof(v));
+  return v;
+}
+static_assert(offsetof(rte_mbuf, data_off) == offsetof(rte_mbuf, rearm_data) &&
+              offsetof(rte_mbuf, port) + sizeof(uint16_t) == offsetof(rte_mbuf, rearm_data) + 8);
+
+// Every WQE of the ring once (doc/hardware.md §4.4); refills then write the buffer address only.
+void write_wqe_templates(RxQueue& q) {
+  const hw::WqeHeader header = hw::WqeHeader::make(1, hw::kShortOobSize);
+  const hw::Sge sge{0, q.lkey == kInvalidLkey ? 0 : q.lkey, q.buf_len};
+  const uint32_t wqes = (q.rq.size_mask + 1) / hw::kBasicUnit;
+  for (uint32_t i = 0; i < wqes; i++) {
+    uint8_t* wqe = q.rq.ring + i * hw::kBasicUnit;
+    std::memset(wqe, 0, hw::kBasicUnit);
+    std::memcpy(wqe, &header, sizeof(header));
+    std::memcpy(rx_wqe_sge(q.rq, i), &sge, sizeof(sge));
+  }
 }
 
 int create_queue_objects(rte_eth_dev* dev, PortPriv& priv, RxQueue& q) {
@@ -140,7 +161,7 @@ void destroy_queue_objects(RxQueue& q) {
   rx_intr_destroy_channel(q);
   q.ib_wq = nullptr;
   q.ib_cq = nullptr;
-  free_posted_mbufs(q);
+  rx_ring_free(q);
   q.rq = WorkQueue{};
   q.cq = CompletionQueue{};
   q.partial_cqe = nullptr;
@@ -149,6 +170,64 @@ void destroy_queue_objects(RxQueue& q) {
 }
 
 }  // namespace
+
+uint32_t rx_free_thresh_for(uint32_t requested, uint32_t ring) {
+  const uint32_t t = requested != 0 ? requested : kDefaultFreeThresh;
+  return RTE_MAX(1u, RTE_MIN(RTE_MIN(t, ring / 4), kMaxRxRefill));
+}
+
+int rx_ring_fill(RxQueue& q, const MrRegistrar& r) {
+  mr_queue_cache_sync(q.mr, q.priv->mr);  // only its own pool's ranges: once per start is enough
+  q.rearm = rearm_template(q.port_id);
+  q.lkey = pool_lkey(q, r);
+  q.recycled = 0;
+  q.meta.variant = 0;
+  write_wqe_templates(q);
+  const uint32_t n = q.desc_mask + 1;
+  rte_mbuf* bufs[kDefaultDesc];
+  uint32_t posted = 0;
+  while (posted < n) {
+    const uint32_t chunk = RTE_MIN(n - posted, static_cast<uint32_t>(RTE_DIM(bufs)));
+    if (rte_pktmbuf_alloc_bulk(q.mp, bufs, chunk) != 0) {
+      MANA_DRV_LOG(ERR,
+                   "port %u RX queue %u: mempool %s has fewer than %u free mbufs to fill the ring: "
+                   "make the pool larger or the ring smaller",
+                   q.port_id, q.queue_id, q.mp->name, n);
+      return -ENOMEM;
+    }
+    for (uint32_t i = 0; i < chunk; i++) {
+      const uint32_t lkey = rx_buffer_lkey(q, bufs[i], r);
+      if (lkey == kInvalidLkey) {
+        rte_pktmbuf_free_bulk(&bufs[i], chunk - i);
+        MANA_DRV_LOG(ERR, "port %u RX queue %u: mbufs of mempool %s are not registered", q.port_id,
+                     q.queue_id, q.mp->name);
+        return -EFAULT;
+      }
+      uint8_t* sge = rx_post(q, bufs[i]);
+      if (q.lkey == kInvalidLkey) rx_set_lkey(sge, lkey);
+    }
+    posted += chunk;
+  }
+  return 0;
+}
+
+// Posted mbufs are those of WQEs [tail, head); a consumed WQE's slot keeps the delivered mbuf (the
+// application's now) unless the WQE failed: then the slot holds its own buffer, tagged, until the
+// refill reposts it.
+void rx_ring_free(RxQueue& q) {
+  if (q.mbufs == nullptr) return;
+  for (uint32_t i = q.rq.tail_bu; i != q.rq.head_bu; i++) {
+    rte_pktmbuf_free(q.mbufs[i & q.desc_mask]);
+    q.mbufs[i & q.desc_mask] = nullptr;
+  }
+  for (uint32_t i = 0; q.recycled != 0 && i <= q.desc_mask; i++) {
+    const auto v = reinterpret_cast<uintptr_t>(q.mbufs[i]);
+    if ((v & kRecycledTag) == 0) continue;
+    rte_pktmbuf_free(reinterpret_cast<rte_mbuf*>(v & ~kRecycledTag));
+    q.recycled--;
+  }
+  for (uint32_t i = 0; i <= q.desc_mask; i++) q.mbufs[i] = nullptr;
+}
 
 int rx_queue_setup(rte_eth_dev* dev, uint16_t idx, uint16_t nb_desc, unsigned socket,
                    const rte_eth_rxconf* conf, rte_mempool* mp) {
@@ -186,6 +265,7 @@ int rx_queue_setup(rte_eth_dev* dev, uint16_t idx, uint16_t nb_desc, unsigned so
   q->desc_mask = n - 1;
   q->nb_desc = n;
   q->buf_len = data_room - RTE_PKTMBUF_HEADROOM;
+  q->free_thresh = rx_free_thresh_for(conf->rx_free_thresh, n);
   q->port_id = priv->port_id;
   q->queue_id = idx;
   q->mp = mp;

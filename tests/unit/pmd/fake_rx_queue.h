@@ -14,9 +14,10 @@ namespace mana_test {
 
 class FakeRxQueue {
  public:
-  // `ring`: a power of two of at most 128 WQEs (the RQ ring is one 4 KiB page).
-  FakeRxQueue(uint32_t ring, uint32_t rq_id, uint32_t cq_id)
-      : cq(ring), rq_id_(rq_id), cq_id_(cq_id), slots_(ring, nullptr) {}
+  // `ring`: a power of two of at most 128 WQEs (the RQ ring is one 4 KiB page). `free_thresh`:
+  // the refill threshold (1: the ring is full again after every burst).
+  FakeRxQueue(uint32_t ring, uint32_t rq_id, uint32_t cq_id, uint32_t free_thresh = 1)
+      : cq(ring), rq_id_(rq_id), cq_id_(cq_id), free_thresh_(free_thresh), slots_(ring, nullptr) {}
 
   // Sets the queue up on `state`'s port and posts `ring` mbufs from its pool (fails the test if
   // the pool runs dry).
@@ -32,20 +33,12 @@ class FakeRxQueue {
     q.port_id = kFakePortId;
     q.mp = state.pool;
     q.priv = &state.priv;
+    q.free_thresh = free_thresh_;
     mana::mr_queue_cache_reset(q.mr);
-    for (uint32_t i = 0; i < ring; i++) {
-      rte_mbuf* m = rte_pktmbuf_alloc(state.pool);
-      ASSERT_NE(m, nullptr);
-      mana::post_rx_buffer(q, m, mana::rx_buffer_lkey(q, m, state.pp.registrar));
-    }
+    ASSERT_EQ(mana::rx_ring_fill(q, state.pp.registrar), 0);
   }
-  // Frees the posted mbufs.
-  void stop() {
-    for (rte_mbuf*& m : slots_) {
-      rte_pktmbuf_free(m);
-      m = nullptr;
-    }
-  }
+  // Frees the mbufs the queue owns.
+  void stop() { mana::rx_ring_free(q); }
 
   // The NIC's view: the SGE of the RQ WQE with index `wqe` (every RX WQE is one BU).
   mana::hw::Sge wqe_sge(uint32_t wqe) const {
@@ -63,6 +56,7 @@ class FakeRxQueue {
   AlignedMemory rq_mem_{4096};
   uint32_t rq_id_;
   uint32_t cq_id_;
+  uint32_t free_thresh_;
   std::vector<rte_mbuf*> slots_;
 };
 

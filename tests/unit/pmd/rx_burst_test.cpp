@@ -369,6 +369,81 @@ TEST_F(RxBurstTest, VlanInfoAndManyWraps) {
   EXPECT_EQ(q_.stats.packets, 10u * kRing);
 }
 
+// rx_free_thresh: consumed WQEs are reposted together once that many are free, with one doorbell;
+// a refill the pool cannot serve drops this burst's packets (counted) to keep the ring full.
+TEST_F(RxBurstTest, RefillWaitsForTheFreeThreshold) {
+  q_.free_thresh = 8;
+  const uint64_t rq_doorbell = doorbell(hw::kRqDoorbellOffset);
+  rte_mbuf* pkts[8];
+  for (int k = 0; k < 3; k++) complete(hw::kCqeRxOkay, {64});
+  ASSERT_EQ(rx(pkts, 8), 3);
+  EXPECT_EQ(q_.rq.head_bu, kRing);  // nothing reposted yet
+  EXPECT_EQ(doorbell(hw::kRqDoorbellOffset), rq_doorbell);
+  rte_pktmbuf_free_bulk(pkts, 3);
+  for (int k = 0; k < 5; k++) complete(hw::kCqeRxOkay, {65});
+  ASSERT_EQ(rx(pkts, 8), 5);
+  EXPECT_EQ(q_.rq.head_bu, kRing + 8);  // all eight, one doorbell
+  EXPECT_EQ(doorbell(hw::kRqDoorbellOffset), hw::rq_doorbell(kRqId, (kRing + 8) * 32));
+  for (int k = 0; k < 5; k++)
+    for (uint32_t w = kRing; w < kRing + 8; w++)
+      EXPECT_NE(wqe_buffer(w), rte_pktmbuf_mtod(pkts[k], uintptr_t))
+          << "a delivered buffer reposted";
+  rte_pktmbuf_free_bulk(pkts, 5);
+
+  for (int k = 0; k < 3; k++) complete(hw::kCqeRxOkay, {66});
+  ASSERT_EQ(rx(pkts, 8), 3);  // below the threshold: no mbuf needed
+  std::vector<rte_mbuf*> hoard;
+  while (rte_mbuf* m = rte_pktmbuf_alloc(pool_)) hoard.push_back(m);
+  for (int k = 0; k < 5; k++) complete(hw::kCqeRxOkay, {67});
+  EXPECT_EQ(rx(pkts + 3, 5), 0);  // the refill of eight found no mbuf: these five are dropped
+  EXPECT_EQ(q_.stats.nombuf, 5u);
+  EXPECT_EQ(q_.rq.head_bu - q_.rq.tail_bu, kRing - 3);  // only the three delivered are missing
+  rte_pktmbuf_free_bulk(hoard.data(), static_cast<unsigned>(hoard.size()));
+  rte_pktmbuf_free_bulk(pkts, 3);
+}
+
+// rx_free_thresh: 0 is the default (32), at most a quarter of the ring and one refill (64).
+TEST(RxFreeThresh, DefaultAndLimits) {
+  EXPECT_EQ(rx_free_thresh_for(0, 256), 32u);
+  EXPECT_EQ(rx_free_thresh_for(5, 256), 5u);
+  EXPECT_EQ(rx_free_thresh_for(0, 64), 16u);
+  EXPECT_EQ(rx_free_thresh_for(200, 2048), 64u);
+  EXPECT_EQ(rx_free_thresh_for(1, 64), 1u);
+}
+
+// The mbuf comes raw from the pool and is rearmed by one store: every field a received mbuf must
+// have is set, whatever the buffer held before.
+TEST_F(RxBurstTest, ReceivedMbufHasEveryField) {
+  rte_mbuf* posted = rxq_.slots()[0];
+  posted->data_off = 7;
+  posted->port = 99;
+  posted->nb_segs = 3;
+  posted->ol_flags = ~0ull & ~RTE_MBUF_F_EXTERNAL & ~RTE_MBUF_F_INDIRECT;
+  posted->packet_type = ~0u;
+  posted->vlan_tci = 0xFFFF;
+  posted->pkt_len = 1;
+  posted->data_len = 1;
+  complete(hw::kCqeRxOkay, {60}, hw::Cqe::RxHashType::set(1u << 25 | 1u << 29, hw::kHashUdpIpv4));
+  rte_mbuf* m;
+  ASSERT_EQ(rx(&m, 1), 1);
+  ASSERT_EQ(m, posted);
+  EXPECT_EQ(m->data_off, RTE_PKTMBUF_HEADROOM);
+  EXPECT_EQ(rte_mbuf_refcnt_read(m), 1);
+  EXPECT_EQ(m->nb_segs, 1);
+  EXPECT_EQ(m->port, mana_test::kFakePortId);
+  EXPECT_EQ(m->next, nullptr);
+  EXPECT_EQ(m->ol_flags,
+            RTE_MBUF_F_RX_IP_CKSUM_GOOD | RTE_MBUF_F_RX_L4_CKSUM_GOOD | RTE_MBUF_F_RX_RSS_HASH);
+  EXPECT_EQ(m->packet_type, RTE_PTYPE_L2_ETHER | RTE_PTYPE_L3_IPV4_EXT_UNKNOWN | RTE_PTYPE_L4_UDP);
+  EXPECT_EQ(m->pkt_len, 60u);
+  EXPECT_EQ(m->data_len, 60u);
+  EXPECT_EQ(m->vlan_tci, 0u);
+  EXPECT_EQ(m->hash.rss, 0xABC0u + 60);
+  EXPECT_EQ(rte_pktmbuf_mtod(m, uintptr_t),
+            reinterpret_cast<uintptr_t>(m->buf_addr) + RTE_PKTMBUF_HEADROOM);
+  rte_pktmbuf_free(m);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
