@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Generate the PMD info section of a DPDK driver from its compiled objects.
 
 DPDK's RTE_PMD_REGISTER_* macros leave marker symbols in the objects:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Cost per packet of MANA PMDs' burst functions on the emulator in lockstep mode
 # (doc/performance.md "Cost per packet"): ours (build/drivers/net/mana) and DPDK's own net_mana
 # (scripts/build-upstream-mana.sh), measured alternately in one run of build/app/mana_cost_bench.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Instructions per packet inside net_mana's burst functions (doc/performance.md): build/app/burst_icount
 # (io forwarding against a fake NIC, one thread) under callgrind, collecting only inside rx_burst,
 # then only inside tx_burst (each inclusive of what it calls: mbuf allocation and freeing).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Benchmark (doc/performance.md): Mpps and testpmd cycles/packet of net_mana on the emulator next to
 # DPDK's own net_mana (scripts/build-upstream-mana.sh) and the net_null floor, for 64/512/1518-byte
 # frames; writes doc/performance-results.md.

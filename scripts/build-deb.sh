@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Build the Debian binary packages librte-net-mana23 (the driver, into DPDK's plugin folder) and
 # mana-emu (the emulator) with Debian's own tooling (debian/, debhelper, dpkg-buildpackage -b), then
 # check them with lintian. On a machine prepared by scripts/setup.sh.

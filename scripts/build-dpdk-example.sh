@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Build one of DPDK's example applications from Debian's dpdk-doc sources with the example's own
 # Makefile, in a copy under .deps/examples/ (default: skeleton). Prints the path of the program.
 set -euo pipefail

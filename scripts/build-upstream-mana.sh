@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Build DPDK's own net_mana, from the Debian source package of the installed DPDK (the same tarball
 # scripts/fetch-dpdk-sdk.sh unpacks), as a plugin for Debian's testpmd:
 #   .deps/upstream-mana/librte_net_mana_upstream.so

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Configure (once) and build the project in BUILD_DIR (default: build). Extra meson options may be
 # given as arguments, e.g. scripts/build.sh -Db_sanitize=address,undefined (with BUILD_DIR set).
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Cross-check of the emulator with an independent driver: Debian 13's own DPDK 24.11 dpdk-testpmd
 # with its own net_mana (librte-net-mana25), unmodified, on the emulator built in a Debian 13 chroot
 # with g++ 14 and without our PMD (-Dpmd=false), on every emulator hardware profile.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Provide DPDK's driver-SDK headers for the installed libdpdk-dev. Debian does not ship them, so they
 # are taken from the Debian source package of exactly the installed version, into an ignored folder
 # (.deps/dpdk-sdk/<version>/include). Nothing is fetched when pkg-config's DPDK already has them.

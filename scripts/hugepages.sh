@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Make sure hugetlbfs is mounted and at least N (default 512) 2 MiB hugepages are reserved.
 set -euo pipefail
 need=${1:-512}

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Static checks of our C++ sources, as CI runs them (scripts/test.sh, after the build):
 #   1. clang-format: every tracked .cpp/.h is formatted as .clang-format says (no drift);
-#   2. clang-tidy: the checks .clang-tidy keeps, at zero findings, on the translation units of the
+#   2. SPDX: every tracked source file (C/C++, Python, shell, meson) names its licence in its first
+#      lines (LICENSE: BSD-3-Clause);
+#   3. clang-tidy: the checks .clang-tidy keeps, at zero findings, on the translation units of the
 #      drivers, the emulator, common/ and app/ (not the tests), with the build's
 #      compile_commands.json (BUILD_DIR, default build/).
 # Measured on the 2-core build machine: 1 min 35 s (clang-tidy 89 CPU-s over 88 files).
@@ -12,6 +15,15 @@ cd "$top"
 
 git ls-files -z '*.cpp' '*.h' | xargs -0 clang-format --dry-run --Werror
 echo "lint: clang-format: no drift"
+
+missing=$(git ls-files '*.cpp' '*.h' '*.c' '*.py' '*.sh' '*meson.build' 'meson_options.txt' .ci/run |
+  while read -r f; do head -n 3 "$f" | grep -q 'SPDX-License-Identifier: BSD-3-Clause' || echo "$f"; done)
+if [ -n "$missing" ]; then
+  echo "lint: no 'SPDX-License-Identifier: BSD-3-Clause' line in the first 3 lines of:" >&2
+  echo "$missing" >&2
+  exit 1
+fi
+echo "lint: SPDX: every source file names its licence"
 
 [ -f "$build/compile_commands.json" ] || { echo "lint: no $build/compile_commands.json: build first" >&2; exit 1; }
 log=$(mktemp)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The main job: Debian's dpdk-testpmd forwarding packets through net_mana on the emulated MANA VF,
 # showing packet rates. Does its own setup on a fresh Debian 12 machine (as root).
 #   scripts/run-main.sh [seconds]   (default 10)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Take a fresh Debian 12 machine (as root) to a state where the project builds and its tests run.
 # Idempotent: every step checks first and does nothing when its result is already there.
 #   scripts/setup.sh            packages + DPDK driver-SDK headers + hugepages

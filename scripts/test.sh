@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # All tests, as CI runs them, on a fresh Debian 12 machine (as root): setup, build, lint
 # (clang-format drift, clang-tidy: scripts/lint.sh), every unit and
 # integration test, the unit tests again in a sanitizer build (address, undefined), the emulator's

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # A Debian 13 (trixie) chroot with Debian 13's DPDK 24.11 (and its own net_mana) and rdma-core, for
 # the cross-check of the emulator with an independent driver (scripts/crosscheck-trixie.sh).
 #   scripts/trixie-chroot.sh                 create or complete the chroot; prints its root

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Steady-state io forwarding through net_mana's RX and TX burst functions against a fake NIC, in
 // one thread, for instruction counts per packet (doc/performance.md): scripts/bench-icount.sh runs
 // it under `valgrind --tool=callgrind`, collecting only inside the burst functions, whose costs are

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Packet-rate benchmark of a MANA PMD on the emulator (doc/performance.md).
 
 For each frame size: Debian's dpdk-testpmd does mac forwarding (every frame leaves with the sending

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """mana-doctor: checks an Azure VM for what DPDK's net_mana needs, prints the fix for each problem and
 the testpmd command line for this VM, and says "ready" only when nothing blocks DPDK
 (doc/guide.md "Before starting DPDK: mana-doctor").

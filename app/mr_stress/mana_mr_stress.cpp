@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // mana-mr-stress: TX queues of one port transmitting from mempools created while they run, in a
 // primary and a secondary process at once (doc/guide.md "Memory registration"; the test is
 // tests/integration/test_mr_cache.py). No DPDK program creates pools while sending, hence this one.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Ethernet / 802.1Q / IPv4 / IPv6 / TCP / UDP header walk. Every read is preceded by a bounds check
 // against the frame length (and against the IP payload end for headers inside IP).
 #include "mana/frame_parse.h"

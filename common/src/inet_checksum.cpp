@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // RFC 1071 one's-complement sums. Big-endian 32-bit words are added into a 64-bit accumulator and
 // folded at the end: 2^16 = 1 (mod 0xFFFF), so wider words give the same one's-complement sum.
 #include "mana/inet_checksum.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Toeplitz hash (doc/hardware.md §4.10): for every set input bit, XOR in the 32 key bits that start
 // at that bit's position. A 64-bit window over the key keeps the next 40 key bits at hand, so each
 // input byte costs one shift and eight conditional XORs, with no per-key tables.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The emulator's run configuration: the `R/config` file `mana-emu run` writes and the LD_PRELOAD
 // library reads (format in doc/emulator.md and doc/emulator.md "The run folder contract").
 #pragma once

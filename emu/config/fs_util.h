@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Small filesystem helpers for building and removing the emulator's run folder.
 #pragma once
 

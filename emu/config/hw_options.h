@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // `--hw KEY=VALUE` and `--profile NAME` of mana-emu run, and the config file's `hw` record: the
 // open hardware behaviours of emu/device/hw_behaviour.h by name (doc/emulator.md lists them).
 #pragma once

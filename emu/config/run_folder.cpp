@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "config/run_folder.h"
 
 #include <sys/un.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The run folder R of `mana-emu run`: R/config plus the sysfs tree (layout in doc/emulator.md).
 // Tests of other components use it to present VFs without the mana-emu command.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The sysfs view of the emulated VFs under the run folder R (contract: doc/emulator.md "The run
 // folder contract"): R/sys/bus/pci/devices/<bdf>/ for DPDK's PCI bus (SYSFS_PCI_DEVICES) and
 // R/sys/class/infiniband/<ibdev>/ for the ibdev_path of the emulated ibv_devices.

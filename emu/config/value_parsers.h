@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Parsing and formatting of the small values the emulator's config and command line share:
 // MAC addresses, PCI addresses, wire specs, numbers and on/off flags.
 #pragma once

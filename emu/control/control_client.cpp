@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "control/control_client.h"
 
 #include <poll.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Client side of the control channel (used by `mana-emu ctl` and by tests).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The control channel's commands (one text line each, one reply line each; doc/emulator.md):
 //   netdev <vf> <port> up|down
 //   remove <vf> | add <vf> [--pci <bdf>]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A parsed control command as its text line: parse_control_command(format_control_command(c))
 // gives back c (the fuzz test checks it; a client can build its lines with it).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The control channel server: a unix stream socket served by one thread of the process that runs
 // the VFs' device models (the verbs layer starts it when it creates the first Device).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "control/unix_socket.h"
 
 #include <sys/socket.h>

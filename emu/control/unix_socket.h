@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Unix stream socket helpers shared by the control server and client.
 #pragma once
 

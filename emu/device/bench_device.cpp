@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Device-model benchmark (not a test): two ports on a `pair` wire, one queue each, driven like a
 // poll-mode driver on one core: post TX WQEs, ring doorbells, poll the device, consume TX and RX
 // CQEs, repost RX WQEs. Prints forwarded Mpps (frames that reached an RX CQE).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The producer side of a CQ (doc/hardware.md §4.5, §4.8): owner bits across wraps, data-then-owner
 // write order, and one-shot arming that signals the CQ's completion channel.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The emulated MANA PCI function: what the kernel's mana_ib driver and the NIC do together.
 //
 // The verbs layer (emu/verbs, standing in for libibverbs + libmana) translates rdma-core calls into

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Control calls of the device model: what mana_ib checks and creates (doc/hardware.md §3.4, §6.1,
 // §6.2), with the open behaviours of VfConfig::hw that differ between kernels (doc/emulator.md,
 // "Open behaviours: control path").

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Device::create with the wires named in the config (kept apart so that users of the other overload
 // do not need the wire library).
 #include <cstdio>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Doorbells (doc/hardware.md §4.8): exact stores queued by `ring` (trap mode, tests) and, in poll
 // mode, changes of the context pages' slots. Both feed `apply_doorbell`; the tail is absolute, so a
 // doorbell only moves a queue's announced end of work.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The Device implementation: control objects (device_control.cpp), doorbells
 // (device_doorbells.cpp), TX (device_tx.cpp) and RX (device_rx.cpp). One lock guards all state:
 // control calls take it per call and `poll` takes it once per pass, so the per-packet path itself

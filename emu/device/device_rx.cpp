@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // RX data path: wire -> address filter -> MTU -> VLAN strip -> checksum verification -> RSS
 // steering -> next posted RQ WQE -> RX CQE, one per frame or CQE_RX_COALESCED_4 (doc/hardware.md
 // §4.7, §4.10).

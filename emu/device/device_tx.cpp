@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // TX data path: SQ WQEs up to the doorbell's tail -> checks of doc/hardware.md §6.4 -> gather ->
 // offloads -> wire -> TX CQE (doc/hardware.md §4.5, §4.9). Memory is read only after its SGE was
 // checked against a live MR.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A bounded lock-free multi-producer queue of doorbell stores (`Device::ring` from any thread),
 // drained by the device thread. Each cell carries a sequence number so that producers claim cells
 // with one CAS and the consumer sees a cell only once its producer has finished writing it.

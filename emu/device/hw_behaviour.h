@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Hardware and kernel behaviours that the public record leaves open, one field each. The emulator
 // implements every plausible choice so that a driver can be tested against all of them; named
 // profiles bundle them (emu/config/hw_options.h). doc/hardware.md, "Open behaviours", gives the

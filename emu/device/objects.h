@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The device model's objects (what mana_ib and the NIC keep per context, PD, MR, queue and port).
 // Owned by DeviceImpl; every field is accessed under the device lock (control calls and `poll`).
 #pragma once

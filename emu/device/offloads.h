@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Per-frame offloads of the emulated NIC (doc/hardware.md §4.10): TX checksum completion and VLAN
 // insertion, RX VLAN stripping and checksum verification.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // RSS on the emulated NIC (doc/hardware.md §2.5, §4.10): the NDIS hash input of a parsed frame and
 // a table-driven Toeplitz hash (one lookup per input byte) so that the per-packet cost stays small.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Opaque ids made of a random tag in the high bits and a slot index in the low bits: unpredictable
 // for drivers (never sequential from 0), yet resolved by one array index on the data path. Used for
 // 24-bit queue ids and 32-bit lkeys. Insert and erase run on the control path under the device

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Reading a WQE from an SQ/RQ ring (doc/hardware.md §4.1, §4.2) and checking its SGL against the
 // registered memory (doc/hardware.md §6.4), shared by the TX and RX paths. Nothing here touches
 // memory outside the ring or a live MR. Inline: this is the per-packet path of both directions.

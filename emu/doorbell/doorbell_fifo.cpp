@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "doorbell/doorbell_fifo.h"
 
 #include <immintrin.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Multi-producer single-consumer FIFO of doorbell records in caller-provided (shared) memory.
 //
 // Producers are the trap's SIGSEGV handler in any thread of any process that maps the memory;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The trap's last word: one line on stderr naming the instruction, then abort(). Async-signal-safe
 // (write(2) and abort() only), for stores the decoder cannot handle.
 #pragma once

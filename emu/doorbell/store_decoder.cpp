@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // x86-64 store decoder (see store_decoder.h). Encodings follow the Intel SDM vol. 2, ch. 2
 // (instruction format, ModRM/SIB tables, REX and VEX prefixes).
 #include "doorbell/store_decoder.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Decoder for the x86-64 store instructions a compiler emits for an MMIO write (doc/emulator.md,
 // trap mode): given the bytes at the faulting RIP and the saved registers, it tells how long the
 // instruction is, how many bytes it stores and which value. Pure: no globals, no allocation, safe

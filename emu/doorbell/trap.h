@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Trap mode for doorbell pages (doc/emulator.md): every store into a registered page faults, and a
 // process-wide SIGSEGV handler turns it into a DoorbellRecord pushed to the page's FIFO, then
 // resumes after the store. Exact for any number of threads and processes (each process registers

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "doorbell/ucontext_registers.h"
 
 namespace mana::emu::doorbell {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The saved registers of a signal's ucontext as the decoder's RegisterFile (Linux x86-64).
 #pragma once
 

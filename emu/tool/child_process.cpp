@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "tool/child_process.h"
 
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Runs the command of `mana-emu run` as a child: its own process group (the terminal's foreground
 // group when mana-emu has the terminal, so Ctrl-C and Ctrl-Z reach it exactly once), SIGINT,
 // SIGTERM, SIGHUP and SIGQUIT sent to mana-emu forwarded to that group, and SIGTERM to the child

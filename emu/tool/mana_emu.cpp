@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // mana-emu: runs a command on emulated MANA VFs (`run`), talks to their control channel (`ctl`)
 // and shows what a fabric wire did (`fabric`).
 // Usage and examples: doc/emulator.md and `mana-emu --help`.

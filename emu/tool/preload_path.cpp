@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "tool/preload_path.h"
 
 #include <climits>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Where `mana-emu run` finds libmana_emu.so when --preload is not given.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The options of `mana-emu run` (doc/emulator.md), parsed into the emulator's configuration.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Checks `mana-emu run` makes before it starts the command, for what would otherwise fail later
 // inside the command's process (where the VF would silently have no device, i.e. 0 ports).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Queue buffer sizes and user-space limits as rdma-core 44's libmana computes them (doc/hardware.md
 // §3.2). Pure functions so that the rules are unit-tested apart from the LD_PRELOAD library.
 #pragma once

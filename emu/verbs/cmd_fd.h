@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A context's cmd_fd: a memfd named "mana-emu-ctx-<vf>-<n>" whose page 0 is the doorbell page
 // (what libmana and DPDK secondaries mmap at offset 0), page 1 a header and the pages after it the
 // doorbell FIFO of trap mode. Any process holding the fd (DPDK passes it over rte_mp) can find the

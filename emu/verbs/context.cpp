@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // ibv_open_device / ibv_close_device, device and port attributes, async events and
 // manadv_set_context_attr for emulated contexts.
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Completion queues and completion channels of emulated contexts. A channel's fd is an epoll set
 // over one eventfd per CQ (the device writes the CQ's eventfd when an armed CQ completes), so
 // ibv_get_cq_event knows which CQ fired and the channel fd is pollable like the kernel's.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // ibv_get_device_list and friends: the emulated devices (those not hot-removed) first, then the
 // real ones.
 #include <cerrno>

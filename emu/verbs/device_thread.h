@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The device thread of a process: runs every owned Device's data path (`poll`) and, in trap mode,
 // drains the doorbell FIFOs of the contexts into `Device::ring`. Lock-free tables so the loop never
 // blocks on the control path. In lockstep mode (doc/emulator.md "Lockstep") there is no thread: the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Helpers for the interposed rdma-core entry points (exports.map gives them rdma-core's versions).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Lockstep mode (doc/emulator.md "Lockstep"): with MANA_EMU_LOCKSTEP=1 the process has no device
 // thread; the application runs the device model by calling mana_emu_step(), which it finds with
 // dlsym(RTLD_DEFAULT, "mana_emu_step") so that it needs no link to this library. One thread,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // manadv_init_obj: the cached queue geometry of doc/hardware.md §3.3, no other validation (as
 // libmana).
 #include <cerrno>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // mmap interposition: a process that maps an emulator cmd_fd at offset 0 (a DPDK secondary does,
 // with the fd it got from the primary) gets the context's doorbell page; in trap mode read-only
 // and registered with the trap, its stores going to the context's FIFO in the same memfd.

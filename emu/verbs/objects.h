@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The emulated verbs objects. Each starts with the rdma-core struct the application holds, so a
 // pointer the application passes back converts to ours; every object reaches its context through
 // the rdma-core struct's `context` member, and a context is recognised as ours by a marker op.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Protection domains, parent domains and memory registration for emulated contexts.
 #include <cerrno>
 #include <cstdint>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Raw packet QPs (one SQ on an IB port of the parent domain) and RSS QPs (an indirection table of
 // WQs) of emulated contexts.
 #include <cerrno>

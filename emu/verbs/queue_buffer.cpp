@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "verbs/queue_buffer.h"
 
 namespace mana::emu::verbs {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Queue buffers come from the driver's allocator (manadv_set_context_attr), as in libmana.
 #pragma once
 

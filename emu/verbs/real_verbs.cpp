@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "verbs/real_verbs.h"
 
 #include <unistd.h>

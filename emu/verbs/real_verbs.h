@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The real rdma-core entry points behind the interposed ones: objects that are not emulated (and
 // every call when no emulator config is set) go there. Each symbol is resolved once with its
 // rdma-core version, so that our own exported definitions are skipped.

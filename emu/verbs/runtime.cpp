@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "verbs/runtime.h"
 
 #include "config/sysfs_tree.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Process-wide emulator state: the config, the emulated ibv_devices, each VF's device model (owned
 // by the first process that opens one of its contexts) and the device thread. Control-path calls
 // hold `lock()`; the data path never takes it.

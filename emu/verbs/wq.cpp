@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Receive WQs and their indirection tables on emulated contexts. A WQ is only a buffer and a CQ
 // until an RSS QP over its table instantiates the hardware RQ. The uverbs core keeps use counts:
 // a WQ named by a live table, and a table used by a live RSS QP, cannot be destroyed (EBUSY), so

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The wire endpoint kinds behind make_wires() (wire.h), one factory per kind.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What Azure's vSwitch does with one frame a VF sends (doc/emulator.md, "fabric wire"): the pure
 // frame logic of the fabric wire, apart from its shared memory.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Bounded multi-producer single-consumer ring of whole frames in shared memory: a fabric port's
 // receive queue, into which the device threads of any number of processes send at once.
 //

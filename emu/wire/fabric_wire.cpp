@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // fabric:<name> (fabric_wire.h): attaching a port to the shared object and its endpoint.
 #include "wire/fabric_wire.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // fabric:<name>: Azure's vSwitch between the ports of any number of processes, in the POSIX
 // shared-memory object /mana-emu-fabric-<name> (a header page with the port table, then one
 // receive ring per port slot, fabric_ring.h).

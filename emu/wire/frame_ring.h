@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Bounded single-producer single-consumer ring of whole frames, laid out in caller-provided memory
 // so that the same code serves in-process wires (loop, pair) and the cross-process shm wire.
 //

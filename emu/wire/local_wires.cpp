@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // loop, pair and null wires: in-process frame rings, used only by the device thread.
 #include <sys/mman.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // make_wires(): turns the ports' wire specs into endpoints.
 #include <string_view>
 #include <vector>

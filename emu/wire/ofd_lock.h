@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Open-file-description (OFD) byte locks on a shared-memory object: who is attached to a
 // cross-process wire (shm, fabric). The kernel drops a dead process's locks, so an attachment left
 // behind by a crash is recognised as gone, and a reused pid cannot fool it. Our own locks never

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // shm:<name>: a point-to-point link between two processes through the POSIX shared-memory object
 // /mana-emu-<name>: a header page and two frame rings, A->B and B->A.
 //

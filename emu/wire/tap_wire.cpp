@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // tap:<ifname>: frames go to and come from a Linux TAP interface, so ping, tcpdump or scapy on the
 // host can be the peer. The fd is non-blocking: the device thread never waits on the kernel.
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Packet wires between emulated ports and the outside: loop, pair, null, tap:<ifname>, shm:<name>,
 // fabric:<name>.
 //

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Helpers to run Debian's real DPDK programs in integration tests.
 
 Programs are started with line-buffered stdout (stdbuf -oL), their output is read as it comes, a test

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The Linux side of a TAP wire: the interface the emulator creates, driven with scapy, and a
 reference Toeplitz hash written independently of the emulator's."""
 

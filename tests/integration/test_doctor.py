@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """mana-doctor on the emulator: each setup fault it knows, injected (mana-emu run options, or fake
 /proc and sysfs roots), gives its FAIL line with the fix and "not ready"; the clean VM gives "ready"
 and the testpmd line it prints then forwards on the emulated VF (doc/guide.md "mana-doctor")."""

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """ethdev operations beyond forwarding: RX-missed (imissed) and its xstat from the kernel's netdev
 counter of the VF (doc/hardware.md §5.4), in the primary and in a secondary; dev_reset (`port
 reset`) after a removal the port did not recover from, and on a healthy port."""

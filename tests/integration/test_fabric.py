@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """The fabric wire (Azure's vSwitch: delivery by destination IP, MAC rewrite, anti-spoofing) with
 the command lines Azure's test suite and documentation use: txonly with --tx-ip and no --eth-peer.
 

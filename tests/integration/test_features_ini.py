@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """doc/guides/nics/features/mana.ini against the driver: every key of DPDK 22.11's feature list
 (default.ini) has one piece of evidence here, read from a running port in testpmd on the emulator
 (capabilities, commands that work or answer "not supported") or, where testpmd shows nothing,

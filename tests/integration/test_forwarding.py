@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """net_mana forwarding packets in Debian's dpdk-testpmd on the emulated MANA VF: every forwarding
 mode, both doorbell modes, RX coalescing on and off, Azure's documented command lines, and per-port
 counters that match exactly across a pair wire."""

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """The Debian packages (scripts/build-deb.sh) installed with dpkg, as a user installs them: Azure's
 documented testpmd command line with no -d on the installed mana-emu, dpdk-dumpcap capturing from
 that running primary, dpdk-proc-info reading its stats, then dpkg -r.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Ports stopped, started, reconfigured and closed many times lose nothing (mbufs back in the
 mempool, every verbs object destroyed in the emulator, no doorbell for a missing queue), and each
 failure a user can cause gives one clear line (kernel netdev still up, MAC not found)."""

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """The built PMD as Debian's DPDK 22.11 sees it: dpdk-pmdinfo.py reads its info, dpdk-testpmd loads
 it with -d, and the PCI bus hands it MANA devices with their devargs (in both the -a form and Azure's
 --vdev form)."""

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """The MR cache under pools created while sending (doc/guide.md "Memory registration"): 8 TX queues
 of one port, 4 in a primary and 4 in a secondary mana-mr-stress, each process creating new mempools
 while its worker sends from the newest one and frees the one it replaced once its mbufs are back

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Other DPDK processes next to a primary testpmd on the emulator: dpdk-proc-info as a secondary
 process (attaching to net_mana's ports, reading stats and xstats), dpdk-telemetry.py querying the
 primary, two primaries joined by an shm wire, and hot removal of the VF (removal event)."""

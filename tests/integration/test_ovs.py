@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Debian 12's Open vSwitch with DPDK (ovs-vswitchd-dpdk 3.1 on DPDK 22.11) bridging two MANA ports
 of one emulated VF: frames sent into one port's TAP wire come out of the other's per the OpenFlow
 rules the test installs, `ovs-vsctl get interface ... statistics` counts them (with our xstats), and

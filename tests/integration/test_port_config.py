@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Port configuration a user gets wrong is refused at once with one line that says what to change:
 RX buffers too small for the largest frame (no scattered RX), MTUs beyond the standard range,
 devargs however long; a standard MTU is taken; a second -a for the same device, which DPDK ignores,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Stop, reconfigure and start that no process can race (doc/guide.md, "Multi-process"): a primary
 testpmd stops its ports, changes queue counts and ring sizes and starts them again, CYCLES times,
 while a secondary testpmd generates and receives traffic at full rate on its own queue ids (queue

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Recovery from VF removal and re-add as Azure servicing does it (doc/guide.md "VF removal and
 recovery"): the emulator removes the VF in the middle of bursts and adds it back (once on a new
 PCI bus); the port must resume by itself with its packet rates within ±12.5 % of before (LISA's

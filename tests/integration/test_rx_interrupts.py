@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """RX interrupts through a real DPDK application: DPDK's l3fwd-power example (Debian's dpdk-doc
 sources) in --interrupt-only mode sleeps on net_mana's RX interrupt (a completion channel armed
 through the CQ doorbell) and must wake up for frames arriving on the TAP wire, several times.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Fidelity cross-check of the emulator with an independent driver: the installed DPDK's own
 net_mana (Debian 13's DPDK 24.11 in the chroot of scripts/crosscheck-trixie.sh), loaded by its EAL
 from its plugin folder, runs the integration tests of what that driver supports, once per hardware

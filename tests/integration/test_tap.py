@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """net_mana against real Linux peers through a TAP wire: RSS hashes and queues checked against a
 Toeplitz reference, TX checksum offload checked by scapy on the wire, bad RX checksums flagged in
 testpmd's csum engine, and Linux ping from a network namespace answered by testpmd's icmpecho."""

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """TX error completions in the middle and at the end of a burst leave no descriptor held: with CQE
 suppression the failed last WQE of a burst yields the burst's only CQE, and the driver must complete
 the whole burst by it (doc/hardware.md §4.7, §4.9), whichever unit the NIC reports the WQE offset

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Fidelity cross-check of the emulator (doc/emulator.md): DPDK's own net_mana, built locally from Debian's
 DPDK 22.11 source package (never committed), forwards packets on the emulator unmodified, with
 trapped doorbells, one queue per port and two queues per port spread by RSS (checked against the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // mana_cost_bench: the cost of MANA PMDs' burst functions on the emulator in lockstep mode
 // (doc/performance.md "Cost per packet"). One invocation measures every `--pmd` (ours and DPDK's
 // own net_mana, say) over several rounds; in each round every configuration runs once per driver,

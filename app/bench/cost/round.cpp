@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Steady-state forwarding on the emulator in lockstep mode: tx_burst of a burst, the device model
 // run to idle (mana_emu_step: TX WQEs -> loop wire -> RX WQEs, completions), rx_burst of the
 // frames that came back, which are sent again. Only the PMD calls are between the rdtsc reads:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // One measured round of the cost benchmark (doc/performance.md "Cost per packet"): the child
 // process that mana-emu runs in lockstep mode, with one MANA PMD plugin and one configuration.
 #pragma once

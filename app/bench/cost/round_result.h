@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The one line a round prints on stdout and the orchestrator parses:
 //   result <rx cycles/packet> <tx cycles/packet> <packets> <packets incl. warm-up>
 //   n/a <reason ...>

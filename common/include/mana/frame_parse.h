@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Header parsing of an Ethernet frame: what the emulated NIC (checksums, RSS, VLAN) and the test
 // checkers need to know about it (doc/hardware.md §4.10).
 #pragma once

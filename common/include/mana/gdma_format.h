@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // MANA (GDMA) data-path formats of doc/hardware.md §4: WQEs, OOBs, SGEs, CQEs and doorbells.
 //
 // Each hardware structure is a plain type of little-endian 32-bit words with typed accessors, so

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Internet (RFC 1071) one's-complement checksums, for the emulator's offloads and test checkers.
 #pragma once
 

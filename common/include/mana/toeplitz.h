@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Toeplitz hash as NDIS/MANA RSS computes it (doc/hardware.md §4.10), and the NDIS hash inputs.
 #pragma once
 

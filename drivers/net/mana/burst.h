@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Burst functions: specialised at compile time for the offloads in use and chosen at dev_start.
 #pragma once
 

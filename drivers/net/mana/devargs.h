@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Device arguments of net_mana: `mac=<mac_addr>`, repeatable up to 8 times (DPDK's mana guide).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // ethdev operations of a port: configure, device info, link, start/stop/close (doc/hardware.md
 // §2.3, §2.4, §2.8, §5.3). Queue, RSS and statistics operations live in their own files.
 #include "ethdev_ops.h"

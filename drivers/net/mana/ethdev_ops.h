@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The ethdev operation tables of a port (primary and secondary processes).
 #pragma once
 

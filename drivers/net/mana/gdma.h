@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // GDMA queue helpers of the data path (doc/hardware.md §4.1, §4.5, §4.8, §7): the WQE writer with
 // SGL wrap-around, CQ polling with the owner-bit protocol and doorbell stores. Header-only so that
 // the burst functions inline them; no division: ring sizes are powers of two.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The vPort's hardware drop counter as the kernel shows it on the VF's netdev (doc/hardware.md
 // §2.11): <ibdev_path>/device/net/<if>/statistics/rx_missed_errors, which the MANA kernel driver
 // fills from the function's hc_rx_discards_no_wqe. Read on the control path only (stats_get,

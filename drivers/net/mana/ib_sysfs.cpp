@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "ib_sysfs.h"
 
 #include <dirent.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The sysfs contract of doc/hardware.md §2.2, read through ibv_device::ibdev_path: which PCI
 // function an RDMA device belongs to, and which netdev (name, MAC) is each of its ports.
 #pragma once

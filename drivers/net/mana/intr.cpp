@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "intr.h"
 
 #include <fcntl.h>

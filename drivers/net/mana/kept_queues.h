@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Queue structs that outlive their release (doc/guide.md, "Multi-process"). A secondary's lcore may
 // have loaded a queue pointer just before the primary released that queue (a reconfigure to fewer
 // queues, or a new ring size, which DPDK does by release + setup): its burst must still find a gate

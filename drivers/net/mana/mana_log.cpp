@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "mana_log.h"
 
 RTE_LOG_REGISTER(mana_logtype_init, pmd.net.mana.init, NOTICE);

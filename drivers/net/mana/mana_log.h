@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Logging for the PMD under the logtypes Azure users already pass to --log-level:
 // pmd.net.mana.init (probe, configure, start) and pmd.net.mana.driver (queues, data-path events).
 #pragma once

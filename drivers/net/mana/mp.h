@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Multi-process support (doc/hardware.md §3.6) over the rte_mp action "net_mana_mp": a secondary
 // attaches to the primary's ports, gets the verbs cmd fd to map the same doorbell page, asks the
 // primary to register memory, and follows the primary's start/stop of the data path.

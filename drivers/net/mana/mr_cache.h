@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Memory-registration cache (doc/hardware.md §2.6, doc/guide.md "Memory registration"): which lkey
 // covers an address.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The MTU is the application's: the vPort keeps the MTU Azure gave it (1500), and RX buffers are
 // sized for that (rx_queue_setup), so any standard MTU needs nothing from the device. Jumbo frames
 // would need the kernel netdev's MTU changed (DPDK-main does, doc/hardware.md §2.9).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // MTU setting (doc/guide.md "MTU"): standard frames only.
 #pragma once
 

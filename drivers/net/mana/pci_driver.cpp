@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Registration of net_mana as a PCI driver for the MANA VF (1414:00ba) and PF (1414:00b9).
 //
 // The device stays bound to the kernel: no BAR mapping (no RTE_PCI_DRV_NEED_MAPPING); everything

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The driver's state: per port (ethdev dev_private) and per queue. All of it lives in DPDK memory
 // so that secondary processes see it at the same address; data-path fields come first in each
 // queue.

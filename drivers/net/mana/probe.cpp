@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Probe of one MANA PCI function (doc/hardware.md §2.1, §2.2): find its Ethernet RDMA device,
 // select the ports (all, or those whose MAC is given with mac=), and create one ethdev per port
 // with its own verbs context, PD and parent domain.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Probe and removal of one MANA PCI function: one ethdev per (selected) port.
 #pragma once
 

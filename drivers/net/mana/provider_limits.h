@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The user-space provider's own queue-size limit (doc/hardware.md §3.2, §6.1): rdma-core 44..48's
 // libmana refuses CQs, WQs and raw QPs of more than 256 entries whatever the kernel reports; v49
 // dropped that check.

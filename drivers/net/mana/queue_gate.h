@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A gate per queue between the burst functions of every process and the control path of the
 // primary. The gate lives in the queue, in DPDK memory, so a secondary's bursts pass the same gate
 // as the primary's. A burst enters (marks the queue busy, then checks that the gate is open) and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Queue memory for libmana (doc/hardware.md §3.1): rings are allocated by DPDK (hugepage memory,
 // page aligned, zeroed) on the socket of the queue being created.
 #pragma once

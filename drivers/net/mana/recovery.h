@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Recovery from a VF removal and re-add, as Azure servicing does it (doc/guide.md "VF removal and
 // recovery", doc/hardware.md §2.7). On IBV_EVENT_DEVICE_FATAL every queue's gate closes (bursts of
 // every process return 0), the port raises RTE_ETH_EVENT_INTR_RMV (when intr_conf.rmv) and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // RSS configuration (doc/hardware.md §2.5): key, hash types and the fixed 64-entry indirection
 // table.
 #pragma once

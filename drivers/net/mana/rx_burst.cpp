@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // RX burst (doc/hardware.md §4.4, §4.5, §4.7, §7): poll the CQ, deliver okay/coalesced packets with
 // their metadata, count and recycle error completions, refill with fresh mbufs in bulk and ring the
 // RQ doorbell once. No locks, allocation beyond the mempool, division or logging.

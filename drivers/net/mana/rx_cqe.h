@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Decoding of RX completions (doc/hardware.md §4.7, §4.10) into mbuf metadata: packet count of a
 // CQE (okay or coalesced), checksum flags, packet type and RSS-hash validity. Pure functions of the
 // CQE so that they are unit-tested and inlined into the RX burst.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // RX queue interrupts (doc/hardware.md §2.7): one completion channel per RX queue, its fd in the
 // ethdev interrupt vector; enable arms the CQ through its doorbell, disable consumes the event.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Receive modes as the vPort has them (doc/hardware.md §4.10): no receive filter can be
 // programmed; group frames that reach the vPort are delivered, so all-multicast is on from probe.
 #pragma once

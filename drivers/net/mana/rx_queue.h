@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // RX queue control (doc/hardware.md §2.3-§2.5, §2.8): setup/release of the software rings, and at
 // start/stop the verbs objects (CQ + WQ per queue, indirection table, RSS QP) and the posted mbufs.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "single_instance.h"
 
 #include <dlfcn.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Two copies of this driver in one process: the installed librte-net-mana23, which the EAL loads
 // from its plugin folder, and a build tree's plugin given with -d (doc/guide.md, "Installing").
 #pragma once

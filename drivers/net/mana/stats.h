@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Basic statistics (with per-queue counters) and extended statistics of a port.
 #pragma once
 

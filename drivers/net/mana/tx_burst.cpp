@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // TX burst (doc/hardware.md §4.2, §4.3, §4.9, §4.10, §7): reclaim completions when due, then post
 // one WQE per packet until the first one that cannot be sent, with CQE suppression on all but the
 // last (and on that one too until tx_rs_thresh packets went without a CQE), and ring the SQ

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The pseudo-header seed of TX L4 checksum offload (doc/hardware.md §4.10): the NIC completes the
 // checksum from the sum the driver leaves in the TCP/UDP checksum field, as with Linux's
 // CHECKSUM_PARTIAL. Shared by tx_prepare (which seeds) and the TX burst (which seeds only where

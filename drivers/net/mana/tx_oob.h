@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The TX client OOB (doc/hardware.md §4.3) built from an mbuf's offload request. Every field is
 // written (no stale bits, doc/hardware.md §6.3 item 2); the per-queue constant part is computed
 // once at queue start.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // rte_eth_tx_prepare for net_mana (doc/hardware.md §4.3, §4.10): checks each packet's offload
 // request against what the NIC and the TX OOB can express, and writes the pseudo-header seeds
 // (a few adds for IPv4/IPv6, tx_checksum.h).

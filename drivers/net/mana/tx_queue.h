@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // TX queue control (doc/hardware.md §2.3, §2.4, §2.8): setup/release of the descriptor ring, and at
 // start/stop the raw QP and its CQ, and the mbufs still in flight.
 #pragma once

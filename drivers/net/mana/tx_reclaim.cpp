@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // TX completion (doc/hardware.md §4.7, §4.9): which descriptors a TX CQE completes. The NIC works
 // through the SQ in order, so a CQE for the WQE at `tx_wqe_offset` completes every earlier one too;
 // an error CQE, also produced for a failed suppressed WQE, names that WQE. The field's unit is not

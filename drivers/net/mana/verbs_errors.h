@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // One place for the messages of queue-creation failures that users can fix.
 #pragma once
 

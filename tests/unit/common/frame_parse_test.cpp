@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // parse_frame on hand-built frames: L2/VLAN, IPv4 (IHL, fragments, bad lengths), IPv6 extension
 // headers, TCP/UDP; and every truncation of each frame placed against an unmapped page, so a read
 // past `len` crashes the test.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Byte checks of doc/hardware.md §4 against the format types.
 #include "mana/gdma_format.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Internet checksums against RFC 1071's worked example, a real IPv4 header, DPDK's independent
 // implementations (rte_ip.h), and the receiver's property that a checksummed header sums to 0xFFFF.
 #include "mana/inet_checksum.h"

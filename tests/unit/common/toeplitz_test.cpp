@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Toeplitz hash against Microsoft's "Verifying the RSS Hash Calculation" vectors, and the default
 // MANA key against DPDK's independent software implementation (rte_softrss).
 #include "mana/toeplitz.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Control-path behaviours that differ between kernels (VfConfig::hw; doc/emulator.md, "Open
 // behaviours: control path"): raw-qp-first, vport-busy and cq-eq.
 #include <gtest/gtest.h>

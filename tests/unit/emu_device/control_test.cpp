@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Control calls: objects, ids, limits and errnos of mana_ib (doc/hardware.md §3.4, §6.1, §6.2).
 #include <gtest/gtest.h>
 

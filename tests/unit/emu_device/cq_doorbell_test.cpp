@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The CQ doorbell rule (hw cq-doorbell; mana_en.c: the hardware "requires at least one doorbell
 // ring every 8 wraparounds of CQ even if there is no need to arm the CQ"): a CQE that would put
 // the producer 8·count or more past the index of the last CQ doorbell stalls the CQ (stall) or

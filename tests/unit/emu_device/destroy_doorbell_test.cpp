@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A doorbell stored just before the destroy call of its queue (a driver stopping a port right
 // after its last burst) is taken by the queue before it goes away: it is not a bad doorbell, in
 // trap mode (queued by Device::ring) and in poll mode (written into the page, not yet sampled),

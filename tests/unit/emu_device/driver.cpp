@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "driver.h"
 
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A minimal driver for device tests: it owns rings in plain page-aligned memory, writes WQEs in the
 // hardware format (doc/hardware.md §4.2-§4.4), rings doorbells through Device::ring and consumes
 // CQEs with the owner-bit protocol of doc/hardware.md §4.5 (for any CQ size).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Completion events (doc/hardware.md §2.7, §4.8, §6.4 arming), hot removal of the data path, and a
 // pair wire between two ports built by make_wires.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The device on a fabric wire (real shared memory, two ports of one VF): delivery by IP with the
 // MACs rewritten, and flow control: frames wait on the fabric while the receiving port has no RX
 // buffer posted, and a full receiving port holds the sender's SQ back instead of dropping.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Test frames (Ethernet, optional 802.1Q, IPv4/IPv6, TCP/UDP) with correct checksums, built
 // independently of the device's offload code.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Open hardware behaviours of the RX path (emu/device/hw_behaviour.h, doc/emulator.md "Open
 // behaviours: data path"): ipv6-ip-csum, hash-type, single-queue-hash, zero-length-cqe and
 // rx-oversize, each in every setting.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Open hardware behaviours of the TX path and fault placement: vport-offset with the short and
 // long OOB fields, checksum offload computed where the OOB says (not where a parser finds the
 // headers), and error-CQE faults on any WQE of a burst (skip/every).

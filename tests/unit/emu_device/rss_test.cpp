@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // RSS steering (doc/hardware.md §2.5, §4.10): Toeplitz over the NDIS input with the QP's key, queue
 // = indirection[hash & 63] with entry i = ind_tbl[i mod 2^log], non-IP to the last queue, one NDIS
 // hash-type bit. Expected hashes come from mana::toeplitz_hash over inputs built here.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // RX completions as the tests read them.
 #pragma once
 

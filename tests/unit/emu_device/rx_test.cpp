@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // RX data path: delivery across wraps, address filter, MTU, VLAN strip, checksum verification,
 // buffer checks and their error CQEs, CQE coalescing (doc/hardware.md §4.7, §4.9, §4.10, §6.4).
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A wire for device tests: frames the device transmits are captured per port, frames a test injects
 // are what the device receives.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // TX data path: WQE parsing across ring and CQ wraps, the checks of doc/hardware.md §6.4 and their
 // error CQEs, CQE suppression (doc/hardware.md §4.9), checksum and VLAN offloads (doc/hardware.md
 // §4.10), doorbell handling.

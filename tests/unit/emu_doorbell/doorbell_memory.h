@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Test helper: a doorbell page and a doorbell FIFO in one memfd, as the verbs layer shares them
 // between processes (page 0: the doorbell page, then the FIFO). Each `map` gives this process its
 // own view: the page read-only (trapped) and read-write (to preset contents), the FIFO read-write.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Built twice (see meson.build): REAL_STORES_NAME names the table, the target's optimization level
 // decides the code.
 #include "real_stores.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Stores as real code writes them into a doorbell page, compiled by the compiler under test at -O0
 // and at -O2 (real_stores.cpp is built twice, and twice more by clang when it is installed), so the
 // trap meets the instructions the compilers emit.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Decoder table tests: each row is one hand-encoded instruction (checked with
 // `objdump -D -b binary -mi386:x86-64` when written; the AT&T text is in the first column).
 #include "doorbell/store_decoder.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Exactness under load: producer threads in two processes (the second forked, mapping the shared
 // memfd itself like a DPDK secondary) store distinct values into one trapped doorbell page while a
 // consumer thread pops. Every value must arrive exactly once, and each producer's in order.

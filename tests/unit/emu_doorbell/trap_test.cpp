@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The trap against real compiled stores (-O0 and -O2), its registration API, and death tests that
 // faults which are not doorbell stores still crash.
 #include "doorbell/trap.h"

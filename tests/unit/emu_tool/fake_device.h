@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A test double of mana::emu::Device that records the control channel's calls.
 #pragma once
 

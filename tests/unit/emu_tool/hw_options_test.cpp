@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "config/hw_options.h"
 
 #include <gtest/gtest.h>

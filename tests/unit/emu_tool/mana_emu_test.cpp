@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Runs the mana-emu executable as a user would.
 #include <gtest/gtest.h>
 #include <signal.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Fuzzing mana-emu's text parsers: the config file (parse_config, with its hw record through
 // set_hw_option), `--hw KEY=VALUE` alone, and the control channel's command lines. Inputs are
 // random bytes, strings of each grammar's tokens and random edits of valid inputs, from fixed

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A stand-in for libmana_emu.so in the mana-emu tests: proves that a process was started with it
 // preloaded by leaving a mark in the environment its children inherit.
 #include <cstdlib>

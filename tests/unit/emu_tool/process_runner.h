@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Runs a program with extra environment variables, captures stdout and stderr, and waits for it
 // with a bounded timeout (the test fails instead of hanging).
 #pragma once

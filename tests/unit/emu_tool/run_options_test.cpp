@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "tool/run_options.h"
 
 #include <gtest/gtest.h>

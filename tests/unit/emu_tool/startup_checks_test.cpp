@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // `mana-emu run` refuses, before running the command, what would otherwise leave the command with
 // no device (0 ports): a --device-cpu the process cannot use, a tap: wire it cannot create. One
 // line naming the cause and the fix, exit status 2, the command not run.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A fresh temporary folder per test, removed afterwards.
 #pragma once
 

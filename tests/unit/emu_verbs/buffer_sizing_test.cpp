@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // libmana v44's buffer sizing (doc/hardware.md §3.2), checked against the spec's worked values.
 #include <gtest/gtest.h>
 

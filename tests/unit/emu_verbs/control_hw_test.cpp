@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Control-path behaviours through the rdma-core API (doc/emulator.md, "Open behaviours: control
 // path"): the uverbs core's teardown order, and the azure-2025 profile's libmana-max-wr (256 in
 // user space under a 2048 kernel), raw-qp-first and vport-busy=ebusy.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Frames through the emulated device over a loop wire: WQEs written into the rings manadv_init_obj
 // returned, doorbells stored into the context's doorbell page (trapped or polled), CQEs read back
 // with the owner-bit protocol; completion-channel events; the cmd_fd mapped a second time (as a

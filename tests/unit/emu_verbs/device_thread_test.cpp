@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The verbs layer's device thread without the preloaded library (so that ThreadSanitizer can run
 // it: suite tsan): a producer thread posts TX WQEs and pushes their doorbells into a trap FIFO, as
 // the SIGSEGV handler does; the device thread drains the FIFO into Device::ring and polls the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Without MANA_EMU_CONFIG the preloaded library is passive: every call reaches the real rdma-core.
 #include <dlfcn.h>
 #include <gtest/gtest.h>

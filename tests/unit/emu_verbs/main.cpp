@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Test main: `--scenario=<name>` picks the emulated machine (scenario.h) and runs the test suites
 // whose names start with that scenario (e.g. "Trap", "Poll", "Split", "Limits2025", "Forward").
 #include <dlfcn.h>

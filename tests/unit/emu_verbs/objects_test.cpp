@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Object creation as DPDK's net_mana does it (doc/hardware.md §2.3, §2.4), manadv_init_obj's view
 // (§3.3), and the error paths of libmana v44 and the kernel (§3.1, §3.2, §6.2, §6.4), ending with
 // every object freed (the device's live-object counts back to zero, every queue buffer back to the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Probe as DPDK does (doc/hardware.md §2.1, §2.2): device list, sysfs through ibdev_path,
 // attributes through the static-inline verbs that need our verbs_context layout.
 #include <gtest/gtest.h>

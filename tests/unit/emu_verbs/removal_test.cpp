@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Hot removal through the control channel (layout.md): IBV_EVENT_DEVICE_FATAL on the open
 // context's async_fd, the device unlisted while removed, listed again after `add`.
 #include <fcntl.h>

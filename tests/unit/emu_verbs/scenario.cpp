@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "scenario.h"
 
 #include <stdlib.h>

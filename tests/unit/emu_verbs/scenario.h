@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The emulated machine a test process runs against: one run folder (config + sysfs tree, written
 // with emu/config's own writers) per process, chosen by `--scenario=<name>` on the command line,
 // because libmana_emu.so reads MANA_EMU_CONFIG once per process.

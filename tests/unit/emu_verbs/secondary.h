@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A second process ringing a doorbell through a context's cmd_fd, as a DPDK secondary does with
 // the fd the primary passes over rte_mp: this test binary re-executed with
 // `--secondary-doorbell=<fd>,<offset>,<value>` maps the fd at offset 0, checks the mapping's mode

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A driver-like user of the verbs/manadv API, creating every object the way DPDK's net_mana does
 // (doc/hardware.md §2.1, §2.3, §2.4) and running a minimal data path over the returned rings
 // (doc/hardware.md §4). Only the real rdma-core API and headers are used: under LD_PRELOAD they

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // fabric:<name> wires: delivery by destination IP with MAC rewrite, ARP answered with the gateway
 // MAC, broadcast/multicast not delivered, drops (unknown IP, spoofed source, unroutable), flow
 // control on a full port, attach errors, and senders in two other processes at once (fork).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // loop, pair and null wires, and the spec errors of make_wires().
 #include <vector>
 

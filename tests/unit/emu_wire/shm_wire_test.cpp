@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // shm:<name> wires: two processes, two ends in one process, a third end, and a link left behind
 // by a process that died.
 #include <sys/stat.h>

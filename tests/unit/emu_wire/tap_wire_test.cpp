@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // tap:<ifname> wire: frames written into the wire arrive on the Linux interface (seen with an
 // AF_PACKET socket), and frames sent on the interface come out of the wire.
 #include <arpa/inet.h>

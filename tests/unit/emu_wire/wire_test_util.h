@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Helpers shared by the wire tests: building wire sets, numbered frames and bounded waits.
 #pragma once
 

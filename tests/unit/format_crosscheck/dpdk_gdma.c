@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* Compiles DPDK's own drivers/net/mana/gdma.c (WQE writer, doorbells, CQ polling of upstream
  * net_mana) from the source tree found at configure time: DPDK's code is never committed here, only
  * built from .deps. Including the file gives access to what it keeps private. */

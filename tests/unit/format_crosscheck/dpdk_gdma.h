@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* What the format cross-check needs from DPDK's gdma.c beyond mana.h: the doorbell-page offsets,
  * which gdma.c keeps in a file-local enum, and a setter for the one enum-typed bit-field (C++ may
  * not store values outside an enum's range; C may). Implemented by dpdk_gdma.c. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // DPDK's own net_mana definitions (drivers/net/mana/mana.h of the source tree found at configure
 // time, never committed) with the DPDK headers it expects to be included first.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // One field of a hardware structure, set once through our definition (a Field<> setter of
 // common/include/mana/gdma_format.h) and once through DPDK's (a C bit-field of mana.h), each into a
 // zeroed 64-byte image; the two images must be byte-identical for every value tried.

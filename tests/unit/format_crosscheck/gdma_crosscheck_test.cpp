@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Our PMD's GDMA helpers (drivers/net/mana/gdma.h) against DPDK's own gdma.c run on the same
 // memory: doorbell values and page offsets, WQEs written into a ring (with SGL wrap-around and the
 // dummy SGE) and the CQ owner-bit protocol (doc/hardware.md §4.1, §4.2, §4.5, §4.8).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What we define that DPDK 22.11's net_mana (mana.h, gdma.c) does not, checked against the Linux
 // kernel's MANA driver instead. The kernel's headers are not available to compile against, so each
 // entry below records a definition as read in the kernel source (torvalds/linux, file named per

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Our hardware formats (common/include/mana/gdma_format.h) against DPDK's own net_mana definitions
 // (drivers/net/mana/mana.h): every field both define, set through both, must give the same bytes.
 // Fields only DPDK defines (we always write them as 0) are listed per structure; fields only we

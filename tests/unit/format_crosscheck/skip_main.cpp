@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Stands in for unit-format-crosscheck when DPDK's net_mana source tree was not found at configure
 // time: meson reports exit code 77 as SKIP.
 #include <cstdio>

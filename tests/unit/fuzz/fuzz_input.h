@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Deterministic inputs for the fuzz tests (parsers, completion handling): random numbers, bytes,
 // strings of a grammar's tokens and random edits of valid inputs, all from a fixed seed so that a
 // failure can be replayed (each test names the seed and the iteration or step of a failing input).

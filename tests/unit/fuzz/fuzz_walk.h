@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The random walk of the data-path fuzz tests: a seeded number of steps, each run under a trace
 // that names the seed and the step, stopping at the first fatal failure.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Control-path rules on a fake ethdev (doc/hardware.md §2.3, §2.5, §5.3): device limits reported,
 // queue-count refusals, ring sizes, RSS configuration and the indirection table.
 #include <cerrno>

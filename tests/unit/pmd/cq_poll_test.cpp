@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // CQ polling with the owner-bit protocol across many wraps (doc/hardware.md §4.5), and decoding of
 // RX CQEs, coalesced ones included (doc/hardware.md §4.7, §4.10).
 #include <cstdlib>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Fuzzing parse_devargs: random bytes, strings of its grammar's tokens (repeated keys, 9+ MACs,
 // bad MACs), random edits of valid devargs, very long ones. Never a crash; every rejection is one
 // line within the driver's 256-byte error buffer that still says what is expected; every accepted

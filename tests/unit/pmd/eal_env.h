@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A minimal in-memory EAL for tests that need DPDK memory or mempools (no hugepages, no devices).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The NIC side of a port without a device: queue rings in plain memory, CQEs written by the
 // owner-bit protocol of doc/hardware.md §4.5, a fake doorbell page and a fake MR registrar. Used by
 // the data-path unit tests (fake_port.h) and by the instruction-count benchmark (app/bench).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A port without a device for data-path tests (see fake_nic.h): the tests play the NIC, reading the
 // WQEs the burst functions write and writing CQEs.
 #pragma once

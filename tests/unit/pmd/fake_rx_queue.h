@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // An RX queue on fake rings (see fake_nic.h): an RQ of one-BU WQEs, its CQ written by the test as
 // the NIC, and the mbuf slots, started with a full ring of mbufs from the port's pool. Shared by
 // the RX burst unit test and the RX completion fuzz test.

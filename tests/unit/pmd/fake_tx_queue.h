@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A TX queue on fake rings (see fake_nic.h): an SQ of one 4 KiB page, its CQ written by the test as
 // the NIC, and the descriptor ring; and a test fixture with one such queue. Shared by the TX burst
 // unit test and the TX completion fuzz test.

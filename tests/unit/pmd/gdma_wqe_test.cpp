@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The WQE writer and doorbells against the spec's byte checks (doc/hardware.md §4.1-§4.3, §4.8).
 #include <cstdlib>
 #include <cstring>

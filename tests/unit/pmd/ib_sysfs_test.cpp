@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The sysfs contract of doc/hardware.md §2.2 on a generated tree: PCI address from uevent, port
 // netdevs.
 #include <sys/stat.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Queue structs that outlive their release (kept_queues.h): a burst of another process that loaded
 // a queue pointer before the primary released or set up that queue again still finds a closed gate
 // in live memory, and a released queue id (NULL) costs a burst nothing. Under ASan (unit suite of

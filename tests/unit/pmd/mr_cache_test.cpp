@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The MR cache with fake registrations (doc/hardware.md §2.6, doc/guide.md "Memory registration"):
 // per-queue MRU in front of the lock-free port table, whole mempools registered chunk by chunk
 // (at setup, on mempool events or on first sight), registration outside any lock, everything

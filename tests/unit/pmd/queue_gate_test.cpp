@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The queue gate under real concurrency: once gate_close returns true, no burst is inside and none
 // enters, so the control path may release what bursts touch.
 #include "queue_gate.h"

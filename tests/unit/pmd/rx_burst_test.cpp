@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The RX burst on a fake queue (doc/hardware.md §4.4, §4.5, §4.7, §7): okay and coalesced
 // completions (split across bursts), error completions recycled in place, mbuf exhaustion without
 // holes, one doorbell.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Fuzzing the RX completion path (doc/hardware.md §4.5, §4.7): random and adversarial CQEs through
 // the RX burst: every CQE type (okay, coalesced, the error types, unknown and TX types), 0..4
 // packet entries with zeros anywhere, lengths 0..65535 (beyond the buffer too), garbage flags,

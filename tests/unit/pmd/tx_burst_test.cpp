@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The TX burst on a fake queue (doc/hardware.md §4.2, §4.3, §4.9, §4.10, §7): CQE suppression on
 // all but the last WQE, completion by okay and error CQEs, stop at the first unsendable packet,
 // offload OOBs.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Fuzzing the TX completion path (doc/hardware.md §4.5, §4.7, §4.9): random bursts (1..3 and too
 // many segments, VLAN tags, every offload variant) interleaved with random and adversarial CQEs:
 // okay CQEs with nothing outstanding or for any WQE offset, every error type, RX and unknown types,

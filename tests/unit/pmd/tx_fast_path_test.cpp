@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The TX fast path's own rules (doc/guide.md "TX thresholds", doc/performance.md "TX data path"):
 // the CQE cadence of tx_rs_thresh, reclaim below tx_free_thresh, the bulk free with and without
 // MBUF_FAST_FREE, the seed tx_prepare marks so that the burst does not check it again, and the
