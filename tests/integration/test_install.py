@@ -23,7 +23,7 @@ import harness
 from harness import BUILT_PMD, EMU_BDF, Failure, Program, emu_mac, emulated_env, expect
 
 TOP = Path(__file__).resolve().parents[2]
-PACKAGES = ["librte-net-mana23", "mana-emu"]
+PACKAGES = ["librte-net-mana23", "mana-emu", "mana-doctor"]
 COVERED = ["/usr", "/etc", "/var", "/run"]  # overlays inside the namespace
 # seeds: Azure's "MANA single queue test", verbatim.
 AZURE_LINE = ('dpdk-testpmd -l 1-3 --vdev="$BUS_INFO,mac=$MANA_MAC" -- --forward-mode=txonly '
@@ -56,7 +56,8 @@ def host_state():
                                text=True).stdout.strip()) / "dpdk"
     state["net_mana files"] = sorted(str(p) for p in pmds.glob("pmds-*/*net_mana*"))
     state["other files"] = sorted(p for p in ["/usr/bin/mana-emu", "/usr/share/doc/librte-net-mana23",
-                                              "/usr/share/doc/mana-emu", "/usr/share/man/man1/mana-emu.1.gz"]
+                                              "/usr/share/doc/mana-emu", "/usr/share/man/man1/mana-emu.1.gz",
+                                              "/usr/bin/mana-doctor"]
                                   if Path(p).exists())
     return state
 
@@ -66,7 +67,7 @@ def build_packages():
     if out.returncode != 0:
         raise Failure(f"scripts/build-deb.sh failed:\n{out.stdout}{out.stderr}")
     debs = [line for line in out.stdout.split() if line.endswith(".deb") and "-dbgsym_" not in line]
-    expect(len(debs) == 2, f"expected 2 packages, got {debs}")
+    expect(len(debs) == len(PACKAGES), f"expected {len(PACKAGES)} packages, got {debs}")
     return debs
 
 
@@ -211,7 +212,12 @@ def inside(scratch, debs):
     private_root(scratch)
     run("dpkg", "-i", *debs, timeout=300)
     files = installed_files()
-    expect(any(f.endswith("/librte_net_mana.so.23.0") for f in files), f"no plugin in {files}")
+    plugin = [f for f in files if f.endswith("/librte_net_mana.so.23.0")]
+    expect(plugin, f"no plugin in {files}")
+    # The installed doctor checks the installed plugin by default.
+    expect(str(Path(plugin[0]).parent / "librte_net_mana.so") in
+           run("mana-doctor", "--help").replace("\n", "").replace(" ", ""),
+           "mana-doctor's default plugin is not the installed one")
     try:
         check_azure_line_dumpcap_proc_info(scratch)
         check_two_copies_one_line()
