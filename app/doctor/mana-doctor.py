@@ -306,7 +306,9 @@ def check_rdma_core(report, by_pci):
         return
     report.ok(f"rdma-core {version if version else '(version unknown)'}: {path}")
     if version is not None and version < 49:
-        report.info(f"rdma-core {version} < 49: libmana allows at most 256 descriptors per queue")
+        report.info(f"rdma-core {version} < 49: libmana allows at most 256 descriptors per queue; "
+                    "Open vSwitch 3.1 asks for 2048: give every MANA port "
+                    "options:n_rxq_desc=256 options:n_txq_desc=256 (doc/guide.md \"Open vSwitch\")")
     ibdevs = [i for devices in by_pci.values() for i, u in devices if u]
     if not ibdevs:
         return

@@ -204,7 +204,12 @@ int DeviceImpl::create_cq(uint32_t context_id, void* buf, uint32_t count, CqEven
   cq->count = count;
   // Without an EQ (cq-eq=off, 6.2-era mana_ib: GDMA_CQ_NO_EQ) an armed CQ never interrupts.
   cq->event_fd = config_.hw.cq_eq ? event_fd : -1;
-  cq->doorbell_rule = config_.hw.cq_doorbell;
+  // Polled doorbells: the RX and TX CQs of a context store to the one CQ doorbell slot, so the
+  // sampler misses some of their doorbells and the rule would stall a CQ the driver did ring
+  // (doc/emulator.md, "Limits"). The rule needs every doorbell: trap mode only.
+  cq->doorbell_rule = poll_doorbells_.load(std::memory_order_relaxed)
+                          ? HwBehaviour::CqDoorbellRule::kOff
+                          : config_.hw.cq_doorbell;
   cq_reset(*cq);
   ++ctx->users;
   *cq_handle = cq->handle;
