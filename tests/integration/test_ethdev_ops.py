@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """ethdev operations beyond forwarding: RX-missed (imissed) and its xstat from the kernel's netdev
 counter of the VF (doc/hardware.md §5.4), in the primary and in a secondary; dev_reset (`port
-reset`) after a removal the port did not recover from, and on a healthy port."""
+reset`) after a removal the port did not recover from, and on a healthy port; the calls the driver
+does not offer (doc/guide.md) refused without changing the port."""
 
 import json
 import re
@@ -209,8 +210,56 @@ def test_allmulticast_is_what_the_vport_does():
     expect(p.finish() == 0, "testpmd failed", p)
 
 
+# Calls the vPort has no use for (doc/guide.md "Calls the driver does not offer"): the testpmd
+# command and the answer it prints, in the guide's order.
+REFUSED = [
+    ("set promisc 0 on",
+     r"Error during enabling promiscuous mode for port 0: Operation not supported"),
+    ("mac_addr set 0 02:00:00:00:00:09", r"mac_addr_cmd error: \(Operation not supported\)"),
+    ("mac_addr add 0 02:00:00:00:00:0a", r"mac_addr_cmd error: \(Operation not supported\)"),
+    ("mcast_addr add 0 01:00:5e:00:00:05", r"set_mc_addr_list\(port=0, nb=1\) failed\. diag=-95"),
+    ("rx_vlan add 5 0", r"vlan_filter\(port_pi=0, vlan_id=5, on=1\) failed diag=-38"),
+    ("set flow_ctrl rx on tx on 0 0 0 0 mac_ctrl_frame_fwd off autoneg off 0",
+     r"bad flow control parameter, return code = -95"),
+    ("show port 0 flow_ctrl", r"Failed to get current flow ctrl information: err = -95"),
+    ("set link-down port 0", r"Set link down fail"),
+    ("set link-up port 0", r"Set link up fail"),
+    ("flow create 0 ingress pattern eth / end actions drop / end", r"Function not implemented"),
+    ("show port 0 eeprom", r"operation not supported by device"),
+    ("show port 0 module_eeprom", r"operation not supported by device"),
+]
+
+
+def test_unsupported_calls_are_refused_and_change_nothing():
+    """Every call the guide lists as not offered answers its error, and the port is as before: own
+    MAC, promiscuous off, link up, and it still sends."""
+    p = looped_txonly("ethdev-refused")
+    for line, answer in REFUSED:
+        mark = len(p.lines)
+        p.send(line)
+        p.wait_for(answer, start=mark)
+    command(p, "port stop 0")
+    mark = len(p.lines)
+    p.send("vlan set strip on 0")
+    p.wait_for(r"rx_vlan_strip_set\(port_pi=0, on=1\) failed diag=-95", start=mark)
+    command(p, "port start 0")
+    mark = len(p.lines)
+    p.send("show port 0 rx_offload capabilities")
+    p.wait_for(r"^\s*Per Port\s*:(.*)$", start=mark)
+    expect("TCP_LRO" not in p.lines[p.last_index], "LRO offered", p)
+    mark = len(p.lines)
+    p.send("show port info 0")
+    p.wait_for(r"^Promiscuous mode:\s+disabled", start=mark)
+    p.wait_for(r"^MAC address: " + emu_mac(0).upper(), start=mark)
+    p.wait_for(r"^Link status: up", start=mark)
+    traffic_flows(p)
+    p.send("quit")
+    expect(p.finish() == 0, "testpmd failed", p)
+
+
 if __name__ == "__main__":
     harness.main([test_rx_missed_counts_the_nics_no_wqe_drops,
                   test_reset_after_removal_without_recovery, test_reset_after_failed_recovery,
                   test_reset_of_a_healthy_port,
-                  test_allmulticast_is_what_the_vport_does])
+                  test_allmulticast_is_what_the_vport_does,
+                  test_unsupported_calls_are_refused_and_change_nothing])
