@@ -25,6 +25,8 @@ bool on_off(std::string_view value, bool* out) {
 }
 std::string on_off(bool v) { return v ? "on" : "off"; }
 
+constexpr uint32_t kMaxAdapterMtu = 9000;
+
 bool number(std::string_view value, uint32_t max, uint32_t* out) {
   return parse_uint(value, max, out);
 }
@@ -118,6 +120,11 @@ constexpr HwOption kOptions[] = {
      [](const HwBehaviour& hw) {
        return std::string(hw.tx_wqe_offset == HwBehaviour::TxWqeOffset::kBytes ? "bytes" : "bu");
      }},
+    {"adapter-mtu", "N (1500..9000: the netdevs' max MTU)",
+     [](std::string_view v, HwBehaviour* hw) {
+       return number(v, kMaxAdapterMtu, &hw->adapter_mtu) && hw->adapter_mtu >= 1500;
+     },
+     [](const HwBehaviour& hw) { return std::to_string(hw.adapter_mtu); }},
 };
 
 std::string keys() {
@@ -168,6 +175,7 @@ bool apply_profile(std::string_view name, EmuConfig* config, bool* coalesce, std
     hw.raw_qp_first = false;
     hw.cq_eq = false;
     hw.vport_busy_errno = ENODEV;
+    hw.adapter_mtu = 1500;  // jumbo frames came with Linux 6.4
   } else if (name == "azure-2025" || name == "strict") {
     // A 2025 kernel (device split, 2048 WR/CQE, coalescing, EBUSY) under Debian 12's rdma-core 44.
     config->limits = EmuConfig::kLimits2025;

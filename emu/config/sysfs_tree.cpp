@@ -67,6 +67,8 @@ void write_pci_device(const EmuConfig& config, uint32_t vf, TreeWriter* w) {
     w->file(net + "/address", format_mac(port.mac));
     w->file(net + "/dev_port", std::to_string(p));
     w->file(net + "/operstate", port.netdev_up ? "up" : "down");
+    // The netdev's MTU: the driver writes it (as root does on Azure), the vPort follows it.
+    w->file(net + "/mtu", std::to_string(cfg.limits.mtu));
     // The kernel's counter of the function's no-WQE drops (doc/hardware.md §2.11).
     w->dir(net + "/statistics");
     w->file(net + "/statistics/rx_missed_errors", "0");

@@ -30,7 +30,7 @@ struct DeviceLimits {
   uint32_t max_recv_sge = 15;
   uint32_t max_mr = 0x7FFFFFFF;  // INT_MAX on 6.2; 0xFFFFFF on later kernels
   uint64_t max_mr_size = UINT64_MAX;
-  uint32_t mtu = 1500;
+  uint32_t mtu = 1500;  // every netdev's MTU at start (hw adapter-mtu bounds later changes)
 
   static DeviceLimits kernel_6_2() { return {}; }
   // Ethernet device of 2025+ kernels (doc/hardware.md §6.1): 2048 WR/CQE, 0xFFFFFF MRs.
@@ -49,6 +49,9 @@ struct PortConfig {
   std::string wire = "loop";  // loop | pair | null | tap:<ifname> | shm:<name> | fabric:<name>
   std::array<uint8_t, 4> ipv4{};  // the port's address on a fabric wire; 0.0.0.0: none
   std::string netvsc{};  // name of the synthetic (netvsc) interface with the same MAC; "": none
+  // The netdev's sysfs `mtu` file: the vPort takes its MTU from it when a raw QP configures the
+  // vPort; "": the MTU stays limits.mtu.
+  std::string mtu_file{};
 };
 
 struct VfConfig {

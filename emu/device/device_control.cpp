@@ -3,6 +3,7 @@
 // §6.2), with the open behaviours of VfConfig::hw that differ between kernels (doc/emulator.md,
 // "Open behaviours: control path").
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -15,6 +16,7 @@ namespace mana::emu {
 namespace {
 
 constexpr uint32_t kPageSize = 4096;
+constexpr uint32_t kMinMtu = 68;   // ETH_MIN_MTU
 constexpr uint32_t kToeplitz = 1;  // IBV_RX_HASH_FUNC_TOEPLITZ
 // IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ
 constexpr uint32_t kValidMrAccess = 1 | 2 | 4;
@@ -59,9 +61,11 @@ DeviceImpl::DeviceImpl(const VfConfig& config, std::unique_ptr<WireSet> wires, u
     p.wire = wires_->endpoint(i);
     p.wire_holds_rx_frames = p.wire->holds_rx_frames();
     p.vp_offset = vp_base + i;
+    p.mtu = config.limits.mtu;
   }
-  // The largest frame sent: MTU + Ethernet header + a tag in the data + a tag inserted.
-  tx_frame_.resize(config.limits.mtu + kEthHeaderLen + 2 * kVlanTagLen);
+  // The largest frame sent: the largest MTU + Ethernet header + a tag in the data + one inserted.
+  tx_frame_.resize(std::max(config.limits.mtu, config.hw.adapter_mtu) + kEthHeaderLen +
+                   2 * kVlanTagLen);
   rx_frame_.resize(kRxStagingBytes);
 }
 
@@ -295,9 +299,29 @@ void DeviceImpl::unbind_queue(QueueBase& q) {
 int DeviceImpl::acquire_vport(Port& port, uint32_t pd_id) {
   if (port.netdev_up) return config_.hw.vport_busy_errno;
   if (port.vport_users != 0 && port.vport_pd != pd_id) return config_.hw.vport_busy_errno;
+  if (port.vport_users == 0) follow_netdev_mtu(port);
   port.vport_pd = pd_id;
   ++port.vport_users;
   return 0;
+}
+
+// The vPort takes its netdev's MTU when it is configured (doc/emulator.md "MTU"). The kernel
+// refuses an MTU above the adapter's; a file that says more (written by hand) is ignored, loudly.
+void DeviceImpl::follow_netdev_mtu(Port& port) {
+  const std::string& path = config_.ports[port.index].mtu_file;
+  if (path.empty()) return;
+  FILE* f = std::fopen(path.c_str(), "re");
+  if (f == nullptr) return;
+  unsigned mtu = 0;
+  const bool read = std::fscanf(f, "%u", &mtu) == 1;
+  std::fclose(f);
+  if (!read) return;
+  if (mtu < kMinMtu || mtu > config_.hw.adapter_mtu) {
+    std::fprintf(stderr, "mana-emu: %s says %u, outside %u..%u (hw adapter-mtu): MTU stays %u\n",
+                 path.c_str(), mtu, kMinMtu, config_.hw.adapter_mtu, port.mtu);
+    return;
+  }
+  std::atomic_ref<uint32_t>(port.mtu).store(mtu, std::memory_order_relaxed);
 }
 
 bool DeviceImpl::vport_configured_for(const Port& port, uint32_t pd_id) const {

@@ -25,6 +25,11 @@ inline constexpr uint32_t kDoorbellSlots[3] = {hw::kSqDoorbellOffset, hw::kRqDoo
                                                hw::kCqDoorbellOffset};
 // RX staging: any frame a wire can carry (larger ones are counted as MTU drops).
 inline constexpr uint32_t kRxStagingBytes = 65536;
+
+// The vPort MTU the data path enforces (set on the control path, Port::mtu).
+inline uint32_t port_mtu(Port& port) {
+  return std::atomic_ref<uint32_t>(port.mtu).load(std::memory_order_relaxed);
+}
 // TX/RX budgets per queue or port and poll pass, so one busy queue cannot starve the others.
 inline constexpr unsigned kTxBudget = 256;
 inline constexpr unsigned kRxBudget = 256;
@@ -93,6 +98,7 @@ class DeviceImpl final : public Device {
   Port* find_port(uint32_t ib_port);
   bool poll_mode_allows(const Context& ctx, uint32_t new_sqs, uint32_t new_rqs) const;
   int acquire_vport(Port& port, uint32_t pd_id);
+  void follow_netdev_mtu(Port& port);
   // A raw QP of `pd_id` on `port` has configured its vPort.
   bool vport_configured_for(const Port& port, uint32_t pd_id) const;
   void release_vport(Port& port);

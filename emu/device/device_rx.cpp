@@ -74,7 +74,7 @@ bool DeviceImpl::claim_rx_wqe(Port& port, Rq& rq, RxBuffer* b) {
 
 unsigned DeviceImpl::receive_port(Port& port, unsigned budget) {
   unsigned n = 0;
-  const uint32_t mtu_frame = config_.limits.mtu + kEthHeaderLen;
+  const uint32_t mtu_frame = port_mtu(port) + kEthHeaderLen;
   const HwBehaviour::RxOversize oversize_rule = config_.hw.rx_oversize;
   RxBuffer direct;
   for (; n < budget && can_take_frame(port); ++n) {

@@ -106,7 +106,7 @@ CqeStatus DeviceImpl::check_and_send(Sq& sq, const WqeView& w) {
       return {hw::kCqeTxInvalidOob, hw::kVendorErrAddrRange};
   }
 
-  const uint32_t mtu_frame = config_.limits.mtu + kEthHeaderLen;
+  const uint32_t mtu_frame = port_mtu(port) + kEthHeaderLen;
   const uint64_t total = sgl_bytes(sges, w.num_sge);
   if (total > mtu_frame + kVlanTagLen) return {hw::kCqeTxMtuDrop};
   const bool inject_vlan = long_oob && hw::TxLongOob::InjectVlan::get(oob.l.dw2);

@@ -48,6 +48,9 @@ struct HwBehaviour {
   // carry no hash type (false).
   bool single_queue_hash = false;
   TxWqeOffset tx_wqe_offset = TxWqeOffset::kBasicUnits;
+  // The adapter's MTU as its kernel netdev shows it (max_mtu = the kernel's adapter_mtu - 14): the
+  // largest MTU a port may take. 9000 with jumbo frames (Linux >= 6.4), 1500 before.
+  uint32_t adapter_mtu = 9000;
 };
 
 }  // namespace mana::emu

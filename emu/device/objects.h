@@ -153,6 +153,7 @@ struct Port {
   WireEndpoint* wire = nullptr;
   bool wire_holds_rx_frames = false;  // wire->holds_rx_frames(), asked once
   uint32_t vp_offset = 0;
+  uint32_t mtu = 0;       // the netdev's MTU when the vPort was configured (the data path's limit)
   uint32_t vport_pd = 0;  // PD owning the vPort, 0 when free
   uint32_t vport_users = 0;
   std::vector<Sq*> sqs;

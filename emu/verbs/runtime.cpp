@@ -68,6 +68,8 @@ bool Runtime::load(const char* path) {
     auto vf = std::make_unique<VfRuntime>();
     vf->index = i;
     vf->config = config_.vfs[i];
+    for (PortConfig& port : vf->config.ports)
+      port.mtu_file = pci_device_dir(config_, i) + "/net/" + port.ifname + "/mtu";
     vfs_.push_back(std::move(vf));
   }
   // mana-emu run --lockstep: the application runs the device model (lockstep.cpp).

@@ -56,8 +56,9 @@ EVIDENCE = {
     "Shared Rx queue": [("source", "", r"RTE_ETH_DEV_CAPA_RXQ_SHARE")],
     "Burst mode info": [op("rx_burst_mode_get")],
     "Power mgmt address monitor": [op("get_monitor_addr")],
-    # P: mtu_set takes 68..1500, the vPort keeps 1500 (doc/guide.md)
-    "MTU update": [op("mtu_set"), out("port config mtu 0 1400\nshow port info 0", r"^MTU: 1400")],
+    # Y: mtu_set takes 68..the netdev's max MTU (9000 on Azure), jumbo frames included (doc/guide.md)
+    "MTU update": [op("mtu_set"), out("port config mtu 0 1400\nshow port info 0", r"^MTU: 1400"),
+                   out("show port info 0", r"^Maximum configurable length of RX packet: 9014")],
     "Buffer split on Rx": [rx("BUFFER_SPLIT")],
     "Scattered Rx": [rx("SCATTER")],
     "LRO": [rx("TCP_LRO")],

@@ -84,7 +84,7 @@ int dev_configure(rte_eth_dev* dev) {
   }
   if (rss.rss_key != nullptr) std::memcpy(priv->rss_key, rss.rss_key, hw::kRssKeySize);
   priv->rss_hf = rss.rss_hf;
-  return 0;
+  return mtu_apply(dev);
 }
 
 int dev_infos_get(rte_eth_dev* dev, rte_eth_dev_info* info) {
@@ -93,9 +93,9 @@ int dev_infos_get(rte_eth_dev* dev, rte_eth_dev_info* info) {
   info->max_rx_queues = static_cast<uint16_t>(max_rx_queues(caps));
   info->max_tx_queues = static_cast<uint16_t>(max_tx_queues(caps));
   info->min_rx_bufsize = kMinRxBufSize;
-  info->max_rx_pktlen = kMaxRxPktLen;
+  info->max_rx_pktlen = rx_frame_len(priv->max_mtu);
   info->min_mtu = RTE_ETHER_MIN_MTU;
-  info->max_mtu = kMaxMtu;
+  info->max_mtu = static_cast<uint16_t>(priv->max_mtu);
   info->max_mac_addrs = 1;
   info->rx_offload_capa = kRxOffloads;
   info->tx_offload_capa = kTxOffloads;

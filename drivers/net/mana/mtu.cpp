@@ -1,25 +1,60 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The MTU is the application's: the vPort keeps the MTU Azure gave it (1500), and RX buffers are
-// sized for that (rx_queue_setup), so any standard MTU needs nothing from the device. Jumbo frames
-// would need the kernel netdev's MTU changed (DPDK-main does, doc/hardware.md §2.9).
+// The vPort takes the MTU of its kernel netdev, which the kernel changes on a down port (the DPDK
+// case) without touching queues (doc/hardware.md §2.9). RX buffers must hold a whole frame of the
+// MTU (no scattered RX): rx_queue_setup checks new queues, mtu_set the ones set up already.
 #include "mtu.h"
 
 #include <cerrno>
+#include <cstring>
 
 #include <ethdev_driver.h>
 
 #include "mana_log.h"
+#include "netdev_mtu.h"
 #include "priv.h"
 
 namespace mana {
+namespace {
+
+int write_mtu(rte_eth_dev* dev, uint16_t mtu) {
+  const PortPriv* priv = priv_of(dev);
+  const int rc = netdev_mtu_write(*priv, mtu);
+  if (rc != 0)
+    MANA_DRV_LOG(ERR,
+                 "port %u: cannot set MTU %u on netdev %s (%s: %s; the kernel needs "
+                 "CAP_NET_ADMIN and an MTU up to its max MTU %u)",
+                 dev->data->port_id, mtu, priv->ifname, priv->mtu_path, strerror(-rc),
+                 priv->max_mtu);
+  return rc;
+}
+
+}  // namespace
 
 int mtu_set(rte_eth_dev* dev, uint16_t mtu) {
-  if (mtu < RTE_ETHER_MIN_MTU || mtu > kMaxMtu) {
-    MANA_DRV_LOG(ERR, "port %u: MTU %u is not supported: the MTU must be %u..%u (no jumbo frames)",
-                 dev->data->port_id, mtu, RTE_ETHER_MIN_MTU, kMaxMtu);
+  const PortPriv* priv = priv_of(dev);
+  if (mtu < RTE_ETHER_MIN_MTU || mtu > priv->max_mtu) {
+    MANA_DRV_LOG(ERR,
+                 "port %u: MTU %u is not supported: the MTU must be %u..%u (the max MTU of "
+                 "netdev %s, the adapter's)",
+                 dev->data->port_id, mtu, RTE_ETHER_MIN_MTU, priv->max_mtu, priv->ifname);
     return -EINVAL;
   }
-  return 0;
+  for (uint16_t i = 0; i < dev->data->nb_rx_queues; i++) {
+    const auto* q = static_cast<const RxQueue*>(dev->data->rx_queues[i]);
+    if (q == nullptr || q->buf_len >= rx_frame_len(mtu)) continue;
+    MANA_DRV_LOG(ERR,
+                 "port %u: MTU %u needs RX buffers of %u bytes, RX queue %u has %u (no scattered "
+                 "RX): set the queues up again with a larger mempool",
+                 dev->data->port_id, mtu, rx_frame_len(mtu), i, q->buf_len);
+    return -EINVAL;
+  }
+  return write_mtu(dev, mtu);
+}
+
+int mtu_apply(rte_eth_dev* dev) {
+  const uint16_t mtu = dev->data->mtu;
+  if (netdev_mtu_read(*priv_of(dev)) == mtu) return 0;
+  return write_mtu(dev, mtu);
 }
 
 }  // namespace mana

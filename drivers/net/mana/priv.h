@@ -35,10 +35,11 @@ inline constexpr uint32_t kDescAlign = 64;
 inline constexpr uint32_t kDefaultDesc = 256;
 inline constexpr uint32_t kMaxRxQueues = hw::kRssTableSize;
 inline constexpr uint32_t kMinRxBufSize = 1024;
-// The vPort's MTU (no jumbo frames, doc/hardware.md §2.9) and the largest frame it delivers, as
-// ethdev counts it (header and CRC): every RX buffer must hold it, there is no scattered RX.
-inline constexpr uint32_t kMaxMtu = RTE_ETHER_MTU;
-inline constexpr uint32_t kMaxRxPktLen = kMaxMtu + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN;
+// The largest frame of an MTU (max_rx_pktlen - max_mtu, as DPDK-main's net_mana counts it): the
+// header only, as the NIC strips the CRC and any VLAN tag (doc/hardware.md §2.9, §9.13). Every RX
+// buffer must hold it, there is no scattered RX (§4.4).
+inline constexpr uint32_t kFrameOverhead = RTE_ETHER_HDR_LEN;
+inline constexpr uint32_t rx_frame_len(uint32_t mtu) { return mtu + kFrameOverhead; }
 
 // Limits from ibv_query_device_ex at probe.
 struct DeviceCaps {
@@ -222,6 +223,10 @@ struct PortPriv {
   char rx_missed_path[384];   // ibdev_path (at most 256) + /device/net/<if>/statistics/...
   uint64_t rx_missed_base;    // its value at the last stats_reset
   uint32_t rx_missed_logged;  // 1 once "cannot read" was said
+
+  // The kernel netdev's MTU (netdev_mtu.h): its sysfs file and max MTU (the adapter's).
+  char mtu_path[384];
+  uint32_t max_mtu;
 };
 
 // Process-local data of a port (rte_eth_dev::process_private): what differs between processes.

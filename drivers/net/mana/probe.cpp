@@ -22,6 +22,7 @@
 #include "mana/toeplitz.h"
 #include "hw_counters.h"
 #include "mana_log.h"
+#include "netdev_mtu.h"
 #include "rx_mode.h"
 #include "mp.h"
 #include "priv.h"
@@ -179,6 +180,7 @@ int open_port_verbs(PortPriv& priv, ibv_device* ibdev) {
     return -ENOMEM;
   }
   hw_counters_attach(priv, ibdev->ibdev_path);
+  netdev_mtu_attach(priv, ibdev->ibdev_path);
   return 0;
 }
 

@@ -15,6 +15,7 @@
 #include "intr.h"
 #include "mana_log.h"
 #include "mp.h"
+#include "mtu.h"
 #include "priv.h"
 #include "rx_queue.h"
 #include "tx_queue.h"
@@ -97,6 +98,9 @@ int reopen(rte_eth_dev* dev) {
     // Every pool the application has, in the new PD (else each would be registered by its first
     // burst after the recovery).
     if (rc == 0) rc = mr_register_all_mempools(priv.mr, verbs_registrar(priv.pd));
+    // The function's new netdev takes the port's MTU before the vPort is configured again (a
+    // failure is logged; the port still comes back).
+    if (rc == 0) mtu_apply(dev);
     if (rc == 0 && priv.started) {
       // TX first: the raw QPs configure the vPort that the RSS QP needs (as dev_start).
       rc = tx_queues_start(dev);

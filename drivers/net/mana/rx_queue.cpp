@@ -237,17 +237,18 @@ int rx_queue_setup(rte_eth_dev* dev, uint16_t idx, uint16_t nb_desc, unsigned so
     MANA_DRV_LOG(ERR, "port %u RX queue %u: deferred start is not supported", priv->port_id, idx);
     return -EINVAL;
   }
-  // One buffer per frame (no scattered RX): it must hold the largest frame the vPort delivers,
-  // whatever MTU the application set (the vPort's own MTU stays, doc/guide.md "MTU").
+  // One buffer per frame (no scattered RX, doc/hardware.md §4.4): it must hold the largest frame
+  // of the port's MTU (mtu_set refuses a larger MTU while this queue is set up).
   const uint32_t data_room = rte_pktmbuf_data_room_size(mp);
-  const uint32_t needed = RTE_PKTMBUF_HEADROOM + RTE_MAX(kMinRxBufSize, kMaxRxPktLen);
+  const uint32_t frame = rx_frame_len(dev->data->mtu);
+  const uint32_t needed = RTE_PKTMBUF_HEADROOM + RTE_MAX(kMinRxBufSize, frame);
   if (data_room < needed) {
     MANA_DRV_LOG(ERR,
                  "port %u RX queue %u: mempool %s has %u bytes of data room, frames need %u "
-                 "(max_rx_pktlen %u + headroom %u; no scattered RX): create the pool with a data "
-                 "room of at least %u (testpmd: --mbuf-size=%u)",
-                 priv->port_id, idx, mp->name, data_room, needed, kMaxRxPktLen,
-                 RTE_PKTMBUF_HEADROOM, needed, needed);
+                 "(MTU %u + %u, max_rx_pktlen %u, + headroom %u; no scattered RX): create the "
+                 "pool with a data room of at least %u (testpmd: --mbuf-size=%u)",
+                 priv->port_id, idx, mp->name, data_room, needed, dev->data->mtu, kFrameOverhead,
+                 frame, RTE_PKTMBUF_HEADROOM, needed, needed);
     return -EINVAL;
   }
   const int sock =
