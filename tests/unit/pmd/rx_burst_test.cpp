@@ -320,6 +320,39 @@ TEST_F(RxBurstTest, PacketTypeIsRightUnderEveryHashAndChecksumBehaviour) {
         }
 }
 
+// Runs of CQEs with the same flags that cannot tell the IP version (each packet's EtherType read
+// from its own frame), broken by CQEs that can, in both orders within a burst; every packet gets
+// its own L3 type.
+TEST_F(RxBurstTest, PacketTypeOfEachPacketWhenTheFlagsChangeInABurst) {
+  const uint32_t no_hash = hw::Cqe::RxUdpCsumOk::set(0, 1);
+  const uint32_t v4_bit = hw::Cqe::RxHashType::set(no_hash, hw::kHashUdpIpv4);
+  const uint32_t v6_bit = hw::Cqe::RxHashType::set(no_hash, hw::kHashUdpIpv6);
+  struct Packet {
+    uint16_t ethertype;
+    uint32_t dw1;
+  };
+  const Packet packets[] = {{0x0800, no_hash}, {0x86DD, no_hash}, {0x0806, no_hash},
+                            {0x0800, no_hash}, {0x0800, v4_bit},  {0x86DD, v6_bit},
+                            {0x86DD, no_hash}, {0x0800, no_hash}, {0x0800, v4_bit},
+                            {0x0800, v4_bit},  {0x0806, no_hash}, {0x86DD, no_hash}};
+  constexpr uint16_t kCount = sizeof(packets) / sizeof(packets[0]);
+  for (uint32_t i = 0; i < kCount; i++) {
+    write_frame(i, packets[i].ethertype);
+    complete(hw::kCqeRxOkay, {64}, packets[i].dw1);
+  }
+  // Two bursts, so that the second starts after flags that tell the IP version.
+  rte_mbuf* m[kCount];
+  ASSERT_EQ(rx(m, 5), 5);
+  ASSERT_EQ(rx(m + 5, kCount - 5), kCount - 5);
+  for (uint32_t i = 0; i < kCount; i++) {
+    uint32_t l3 = 0;
+    if (packets[i].ethertype == 0x0800) l3 = RTE_PTYPE_L3_IPV4_EXT_UNKNOWN;
+    if (packets[i].ethertype == 0x86DD) l3 = RTE_PTYPE_L3_IPV6_EXT_UNKNOWN;
+    EXPECT_EQ(m[i]->packet_type, RTE_PTYPE_L2_ETHER | l3 | RTE_PTYPE_L4_UDP) << "packet " << i;
+  }
+  rte_pktmbuf_free_bulk(m, kCount);
+}
+
 // Without VLAN_STRIP the application gets the tag back in the data (the NIC always strips it):
 // TPID 0x8100 and the VID before the original EtherType, no STRIPPED flag.
 TEST_F(RxBurstTest, VlanTagGoesBackIntoTheDataWithoutStripOffload) {
