@@ -2,6 +2,7 @@
 // The RX burst on a fake queue (doc/hardware.md §4.4, §4.5, §4.7, §7): okay and coalesced
 // completions (split across bursts), error completions recycled in place, mbuf exhaustion without
 // holes, one doorbell.
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -97,6 +98,36 @@ TEST_F(RxBurstTest, OkayCompletionsDeliverInOrderAndRefill) {
   EXPECT_EQ(q_.stats.bytes, 1574u);
   rte_pktmbuf_free_bulk(pkts, 2);
   EXPECT_EQ(rx(pkts, 32), 0);  // nothing more
+}
+
+// With a per-lcore mempool cache the refill takes the mbufs straight from it: over many bursts
+// every posted WQE holds the buffer of the mbuf in its slot, no mbuf is posted twice, and the pool
+// accounts for every mbuf.
+TEST_F(RxBurstTest, RefillFromTheLcoreCachePostsEachMbufOnce) {
+  rte_mempool* cached =
+      rte_pktmbuf_pool_create("rx_cached", 1023, 128, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+  ASSERT_NE(cached, nullptr);
+  q_.mp = cached;
+  rte_mbuf* pkts[16];
+  for (unsigned round = 0; round < 40; round++) {
+    for (unsigned i = 0; i < 16; i++) complete(hw::kCqeRxOkay, {60});
+    ASSERT_EQ(rx(pkts, 16), 16) << "round " << round;
+    std::vector<rte_mbuf*> posted;
+    for (uint32_t w = q_.rq.tail_bu; w != q_.rq.head_bu; w++) {
+      rte_mbuf* m = rxq_.slots()[w & (kRing - 1)];
+      EXPECT_EQ(wqe_buffer(w), reinterpret_cast<uintptr_t>(m->buf_addr) + RTE_PKTMBUF_HEADROOM);
+      posted.push_back(m);
+    }
+    std::sort(posted.begin(), posted.end());
+    EXPECT_EQ(std::adjacent_find(posted.begin(), posted.end()), posted.end()) << "round " << round;
+    rte_pktmbuf_free_bulk(pkts, 16);
+  }
+  // The ring holds what the cached pool gave it (the first rounds replaced the port pool's).
+  EXPECT_EQ(rte_mempool_in_use_count(cached), kRing);
+  rxq_.stop();
+  EXPECT_EQ(rte_mempool_in_use_count(cached), 0u);
+  rxq_.start(state_);  // for TearDown
+  rte_mempool_free(cached);
 }
 
 // A stopped queue (gate closed) or a detached process: the burst reads no CQE and rings nothing.
