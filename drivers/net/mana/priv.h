@@ -89,7 +89,7 @@ struct RxMeta {
   uint32_t ptype;
   uint16_t vlan_tci;  // 0 without a tag
   bool l3_from_frame;
-  bool from_frame;  // the burst reads the frame or puts the tag back
+  bool tag_back;    // the burst puts the stripped VLAN tag back in the frame
   uint8_t variant;  // the burst variant that decoded it; 0: nothing decoded yet
 };
 

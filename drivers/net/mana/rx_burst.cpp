@@ -56,7 +56,7 @@ __attribute__((noinline)) RxMeta decode_meta(RxQueue& q, uint32_t dw1) {
   }
   meta.ol_flags = ol;
   meta.vlan_tci = rx_vlan_present(dw1) ? rx_vlan_tci(dw1) : 0;
-  meta.from_frame = pt.l3_from_frame || (!kVlanStrip && rx_vlan_present(dw1));
+  meta.tag_back = !kVlanStrip && rx_vlan_present(dw1);
   meta.variant = kMetaVariant<kChecksum, kRssHash, kVlanStrip>;
   q.meta = meta;
   return meta;
@@ -88,35 +88,35 @@ struct Burst {
   bool overflow;           // a poll met an entry of another lap (counted once per burst)
 };
 
-// The per-packet metadata the CQE leaves to the frame: the EtherType when the CQE cannot tell the
-// IP version, the VLAN tag to put back. Returns the packet's length as delivered.
-template <bool kVlanStrip>
-__attribute__((noinline)) uint32_t finish_from_frame(rte_mbuf* m, bool l3_from_frame,
-                                                     uint64_t ol_flags, uint16_t vlan_tci) {
-  if (l3_from_frame) m->packet_type |= rx_l3_ptype_of_frame(rte_pktmbuf_mtod(m, const uint8_t*));
-  if constexpr (!kVlanStrip) {
-    if (ol_flags & RTE_MBUF_F_RX_VLAN) reinsert_vlan_tag(m, vlan_tci);
-  }
+// The tag the NIC stripped, put back for an application that did not ask for VLAN_STRIP. Returns
+// the packet's length as delivered.
+__attribute__((noinline)) uint32_t put_tag_back(rte_mbuf* m, uint16_t vlan_tci) {
+  reinsert_vlan_tag(m, vlan_tci);
   return m->pkt_len;
+}
+
+// The L3 packet type from the frame at the address the refill posted, for a CQE that cannot tell
+// the IP version (rx_cqe.h RxPtype).
+inline uint32_t l3_ptype_of(const rte_mbuf* m) {
+  return rx_l3_ptype_of_frame(static_cast<const uint8_t*>(m->buf_addr) + RTE_PKTMBUF_HEADROOM);
 }
 
 // Fills `m`, the buffer of packet `k` of `cqe`, with `meta` (the metadata of its dw1). The mbuf
 // came raw from the pool (next = NULL, nb_segs = 1: DPDK's invariant for free mbufs): one 8-byte
 // store rearms it, the rest are the fields a received mbuf carries. Returns the length as
 // delivered.
-template <bool kRssHash, bool kVlanStrip, bool kFromFrame = true>
-inline uint32_t fill_mbuf(rte_mbuf* m, uint64_t rearm, const RxMeta& meta, const hw::Cqe& cqe,
-                          unsigned k, uint32_t len) {
+template <bool kRssHash, bool kTagBack = true>
+inline uint32_t fill_mbuf(rte_mbuf* m, uint64_t rearm, const RxMeta& meta, bool l3_from_frame,
+                          const hw::Cqe& cqe, unsigned k, uint32_t len) {
   std::memcpy(reinterpret_cast<uint8_t*>(m) + offsetof(rte_mbuf, rearm_data), &rearm,
               sizeof(rearm));
   m->ol_flags = meta.ol_flags;
-  m->packet_type = meta.ptype;
+  m->packet_type = meta.ptype | (l3_from_frame ? l3_ptype_of(m) : 0);
   m->pkt_len = len;
   m->data_len = static_cast<uint16_t>(len);
   m->vlan_tci = meta.vlan_tci;
   if constexpr (kRssHash) m->hash.rss = cqe.rx_packet(k).packet_hash;
-  if (kFromFrame && __builtin_expect(meta.from_frame, 0))
-    len = finish_from_frame<kVlanStrip>(m, meta.l3_from_frame, meta.ol_flags, meta.vlan_tci);
+  if (kTagBack && __builtin_expect(meta.tag_back, 0)) len = put_tag_back(m, meta.vlan_tci);
   return len;
 }
 
@@ -127,7 +127,7 @@ inline void deliver(RxQueue& q, Burst& b, const hw::Cqe& cqe, unsigned k, uint32
   const uint32_t dw1 = cqe.dw[hw::Cqe::kRxFlagsDword];
   if (dw1 != q.meta.dw1) decode_meta<kChecksum, kRssHash, kVlanStrip>(q, dw1);
   const RxMeta meta = q.meta;
-  b.bytes += fill_mbuf<kRssHash, kVlanStrip>(m, q.rearm, meta, cqe, k, len);
+  b.bytes += fill_mbuf<kRssHash>(m, q.rearm, meta, meta.l3_from_frame, cqe, k, len);
   b.pkts[b.out++] = m;
 }
 
@@ -287,10 +287,23 @@ inline void refill(RxQueue& q, Burst& b, const ProcessPrivate& pp) {
   const unsigned slots = free < kMaxRefill ? free : kMaxRefill;
   const unsigned recycled = __builtin_expect(q.recycled != 0, 0) ? count_recycled(q, slots) : 0;
   unsigned n = slots - recycled;
-  rte_mbuf* fresh[kMaxRefill];
-  if (n != 0 &&
-      __builtin_expect(rte_mempool_get_bulk(q.mp, reinterpret_cast<void**>(fresh), n) != 0, 0))
-    n = refill_short(q, b, fresh, n);
+  rte_mbuf* local[kMaxRefill];
+  rte_mbuf** fresh = local;
+  if (n != 0) {
+    // Straight from the top of the lcore's cache when it holds them all, as DPDK's own vector
+    // drivers take them: no copy into a local array first.
+    rte_mempool_cache* const cache = rte_mempool_default_cache(q.mp, rte_lcore_id());
+    if (__builtin_expect(cache != nullptr && cache->len >= n, 1)) {
+      cache->len -= n;
+      fresh = reinterpret_cast<rte_mbuf**>(&cache->objs[cache->len]);
+      RTE_MEMPOOL_CACHE_STAT_ADD(cache, get_success_bulk, 1);
+      RTE_MEMPOOL_CACHE_STAT_ADD(cache, get_success_objs, n);
+    } else if (__builtin_expect(
+                   rte_mempool_generic_get(q.mp, reinterpret_cast<void**>(local), n, cache) != 0,
+                   0)) {
+      n = refill_short(q, b, local, n);
+    }
+  }
   if (__builtin_expect(recycled == 0 && q.lkey != kInvalidLkey, 1)) {
     rte_mbuf** const mbufs = q.mbufs;
     uint8_t* const ring = q.rq.ring;
@@ -320,62 +333,83 @@ inline void refill(RxQueue& q, Burst& b, const ProcessPrivate& pp) {
 }
 
 // What the fast path compares a CQE's dw1 with: the decoded one, or never equal when packets of
-// that dw1 need the frame read (finish_from_frame).
+// that dw1 get their tag back (put_tag_back).
 inline uint64_t meta_key(const RxMeta& meta) {
-  return uint64_t{meta.dw1} | (meta.from_frame ? uint64_t{1} << 32 : 0);
+  return uint64_t{meta.dw1} | (meta.tag_back ? uint64_t{1} << 32 : 0);
 }
 
-// Takes `ready` CQEs while each is the common one (okay, one packet that fits its buffer), in runs
-// where neither the CQ nor the mbuf ring wraps; the queue's state lives in locals meanwhile (the
-// mbuf stores could alias it). Returns the first other CQE, already taken off the CQ, or null.
+// The fast path's state, kept in registers while it runs (the mbuf stores could alias the queue).
+struct FastState {
+  RxMeta meta;
+  uint64_t key;
+  uint64_t rearm;
+  uint64_t bytes;
+  rte_mbuf** out;
+  uint32_t buf_len;
+};
+
+// Takes the common CQEs (okay, one packet that fits its buffer) of a run from `first` where
+// neither the CQ nor the mbuf ring wraps, the packet type read from the frame or not as the
+// current flags say (kL3FromFrame, a template parameter so that the loop does not test it). Stops
+// at any other CQE (`*other`) and after a CQE whose flags change kL3FromFrame. Returns the CQEs
+// taken.
+template <bool kChecksum, bool kRssHash, bool kVlanStrip, bool kL3FromFrame>
+inline unsigned take_run(RxQueue& q, FastState& s, const hw::Cqe* const first, rte_mbuf** slot,
+                         unsigned run, const hw::Cqe** other) {
+  const hw::Cqe* cqe = first;
+  for (const hw::Cqe* const end = first + run; cqe != end; cqe++) {
+    const uint32_t len = hw::RxPacketInfo::Length::get(cqe->rx_packet(0).dw0);
+    if (__builtin_expect(cqe->type() != hw::kCqeRxOkay || len - 1 >= s.buf_len ||
+                             hw::RxPacketInfo::Length::get(cqe->rx_packet(1).dw0) != 0,
+                         0)) {
+      *other = cqe;
+      break;
+    }
+    const uint32_t dw1 = cqe->dw[hw::Cqe::kRxFlagsDword];
+    rte_mbuf* m = *slot++;
+    if (__builtin_expect(uint64_t{dw1} != s.key, 0)) {
+      if (dw1 != s.meta.dw1) {
+        s.meta = decode_meta<kChecksum, kRssHash, kVlanStrip>(q, dw1);
+        s.key = meta_key(s.meta);
+      }
+      s.bytes += fill_mbuf<kRssHash>(m, s.rearm, s.meta, s.meta.l3_from_frame, *cqe, 0, len);
+      *s.out++ = m;
+      if (s.meta.l3_from_frame != kL3FromFrame) return static_cast<unsigned>(cqe + 1 - first);
+      continue;
+    }
+    s.bytes += fill_mbuf<kRssHash, false>(m, s.rearm, s.meta, kL3FromFrame, *cqe, 0, len);
+    *s.out++ = m;
+  }
+  return static_cast<unsigned>(cqe - first);
+}
+
+// Takes `ready` CQEs while each is the common one, in runs (take_run); the queue's state lives in
+// locals meanwhile. Returns the first other CQE, already taken off the CQ, or null.
 template <bool kChecksum, bool kRssHash, bool kVlanStrip>
 inline const hw::Cqe* take_fast(RxQueue& q, Burst& b, unsigned ready) {
   const hw::Cqe* const ring = q.cq.ring;
   rte_mbuf** const mbufs = q.mbufs;
-  const uint32_t cq_mask = q.cq.mask, desc_mask = q.desc_mask, buf_len = q.buf_len;
-  const uint64_t rearm = q.rearm;
-  RxMeta meta = q.meta;
-  uint64_t key = meta_key(meta);
+  const uint32_t cq_mask = q.cq.mask, desc_mask = q.desc_mask;
+  FastState s{q.meta, meta_key(q.meta), q.rearm, b.bytes, b.pkts + b.out, q.buf_len};
   uint32_t head = q.cq.head, tail = q.rq.tail_bu;
-  rte_mbuf** out = b.pkts + b.out;
-  uint64_t bytes = b.bytes;
   const hw::Cqe* other = nullptr;
   while (ready != 0 && other == nullptr) {
     const hw::Cqe* const first = ring + (head & cq_mask);
     rte_mbuf** slot = mbufs + (tail & desc_mask);
     const unsigned run =
         RTE_MIN(ready, RTE_MIN(cq_mask + 1 - (head & cq_mask), desc_mask + 1 - (tail & desc_mask)));
-    const hw::Cqe* cqe = first;
-    for (const hw::Cqe* const end = first + run; cqe != end; cqe++) {
-      const uint32_t len = hw::RxPacketInfo::Length::get(cqe->rx_packet(0).dw0);
-      if (__builtin_expect(cqe->type() != hw::kCqeRxOkay || len - 1 >= buf_len ||
-                               hw::RxPacketInfo::Length::get(cqe->rx_packet(1).dw0) != 0,
-                           0)) {
-        other = cqe;
-        break;
-      }
-      const uint32_t dw1 = cqe->dw[hw::Cqe::kRxFlagsDword];
-      rte_mbuf* m = *slot++;
-      if (__builtin_expect(uint64_t{dw1} != key, 0)) {
-        if (dw1 != meta.dw1) {
-          meta = decode_meta<kChecksum, kRssHash, kVlanStrip>(q, dw1);
-          key = meta_key(meta);
-        }
-        bytes += fill_mbuf<kRssHash, kVlanStrip>(m, rearm, meta, *cqe, 0, len);
-      } else {
-        bytes += fill_mbuf<kRssHash, kVlanStrip, false>(m, rearm, meta, *cqe, 0, len);
-      }
-      *out++ = m;
-    }
-    const auto done = static_cast<uint32_t>(cqe - first);
+    const unsigned done =
+        s.meta.l3_from_frame
+            ? take_run<kChecksum, kRssHash, kVlanStrip, true>(q, s, first, slot, run, &other)
+            : take_run<kChecksum, kRssHash, kVlanStrip, false>(q, s, first, slot, run, &other);
     head += done + (other != nullptr ? 1 : 0);
     tail += done;
     ready -= done;
   }
   q.cq.head = head;
   q.rq.tail_bu = tail;
-  b.out = static_cast<unsigned>(out - b.pkts);
-  b.bytes = bytes;
+  b.out = static_cast<unsigned>(s.out - b.pkts);
+  b.bytes = s.bytes;
   return other;
 }
 

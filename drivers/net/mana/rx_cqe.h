@@ -5,7 +5,9 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
+#include <rte_byteorder.h>
 #include <rte_mbuf_core.h>
 #include <rte_mbuf_ptype.h>
 
@@ -73,10 +75,10 @@ inline RxPtype rx_packet_type(uint32_t dw1) {
 // The L3 ptype from the EtherType at `frame` + 12 (the NIC stripped any outer 802.1Q tag); 0 for
 // anything else (ARP, a second tag).
 inline uint32_t rx_l3_ptype_of_frame(const uint8_t* frame) {
-  const uint16_t ethertype = static_cast<uint16_t>(frame[12] << 8 | frame[13]);
-  if (ethertype == 0x0800) return RTE_PTYPE_L3_IPV4_EXT_UNKNOWN;
-  if (ethertype == 0x86DD) return RTE_PTYPE_L3_IPV6_EXT_UNKNOWN;
-  return 0;
+  uint16_t ethertype;  // as on the wire: compared with byte-swapped constants, branch-free
+  std::memcpy(&ethertype, frame + 12, sizeof(ethertype));
+  const uint32_t v6 = ethertype == rte_cpu_to_be_16(0x86DD) ? RTE_PTYPE_L3_IPV6_EXT_UNKNOWN : 0;
+  return ethertype == rte_cpu_to_be_16(0x0800) ? RTE_PTYPE_L3_IPV4_EXT_UNKNOWN : v6;
 }
 
 // The NIC strips the outer 802.1Q tag and reports the VID only (doc/hardware.md §4.10).

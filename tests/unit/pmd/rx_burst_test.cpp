@@ -2,6 +2,7 @@
 // The RX burst on a fake queue (doc/hardware.md §4.4, §4.5, §4.7, §7): okay and coalesced
 // completions (split across bursts), error completions recycled in place, mbuf exhaustion without
 // holes, one doorbell.
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -97,6 +98,36 @@ TEST_F(RxBurstTest, OkayCompletionsDeliverInOrderAndRefill) {
   EXPECT_EQ(q_.stats.bytes, 1574u);
   rte_pktmbuf_free_bulk(pkts, 2);
   EXPECT_EQ(rx(pkts, 32), 0);  // nothing more
+}
+
+// With a per-lcore mempool cache the refill takes the mbufs straight from it: over many bursts
+// every posted WQE holds the buffer of the mbuf in its slot, no mbuf is posted twice, and the pool
+// accounts for every mbuf.
+TEST_F(RxBurstTest, RefillFromTheLcoreCachePostsEachMbufOnce) {
+  rte_mempool* cached =
+      rte_pktmbuf_pool_create("rx_cached", 1023, 128, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+  ASSERT_NE(cached, nullptr);
+  q_.mp = cached;
+  rte_mbuf* pkts[16];
+  for (unsigned round = 0; round < 40; round++) {
+    for (unsigned i = 0; i < 16; i++) complete(hw::kCqeRxOkay, {60});
+    ASSERT_EQ(rx(pkts, 16), 16) << "round " << round;
+    std::vector<rte_mbuf*> posted;
+    for (uint32_t w = q_.rq.tail_bu; w != q_.rq.head_bu; w++) {
+      rte_mbuf* m = rxq_.slots()[w & (kRing - 1)];
+      EXPECT_EQ(wqe_buffer(w), reinterpret_cast<uintptr_t>(m->buf_addr) + RTE_PKTMBUF_HEADROOM);
+      posted.push_back(m);
+    }
+    std::sort(posted.begin(), posted.end());
+    EXPECT_EQ(std::adjacent_find(posted.begin(), posted.end()), posted.end()) << "round " << round;
+    rte_pktmbuf_free_bulk(pkts, 16);
+  }
+  // The ring holds what the cached pool gave it (the first rounds replaced the port pool's).
+  EXPECT_EQ(rte_mempool_in_use_count(cached), kRing);
+  rxq_.stop();
+  EXPECT_EQ(rte_mempool_in_use_count(cached), 0u);
+  rxq_.start(state_);  // for TearDown
+  rte_mempool_free(cached);
 }
 
 // A stopped queue (gate closed) or a detached process: the burst reads no CQE and rings nothing.
@@ -318,6 +349,39 @@ TEST_F(RxBurstTest, PacketTypeIsRightUnderEveryHashAndChecksumBehaviour) {
               << what;
           rte_pktmbuf_free(m);
         }
+}
+
+// Runs of CQEs with the same flags that cannot tell the IP version (each packet's EtherType read
+// from its own frame), broken by CQEs that can, in both orders within a burst; every packet gets
+// its own L3 type.
+TEST_F(RxBurstTest, PacketTypeOfEachPacketWhenTheFlagsChangeInABurst) {
+  const uint32_t no_hash = hw::Cqe::RxUdpCsumOk::set(0, 1);
+  const uint32_t v4_bit = hw::Cqe::RxHashType::set(no_hash, hw::kHashUdpIpv4);
+  const uint32_t v6_bit = hw::Cqe::RxHashType::set(no_hash, hw::kHashUdpIpv6);
+  struct Packet {
+    uint16_t ethertype;
+    uint32_t dw1;
+  };
+  const Packet packets[] = {{0x0800, no_hash}, {0x86DD, no_hash}, {0x0806, no_hash},
+                            {0x0800, no_hash}, {0x0800, v4_bit},  {0x86DD, v6_bit},
+                            {0x86DD, no_hash}, {0x0800, no_hash}, {0x0800, v4_bit},
+                            {0x0800, v4_bit},  {0x0806, no_hash}, {0x86DD, no_hash}};
+  constexpr uint16_t kCount = sizeof(packets) / sizeof(packets[0]);
+  for (uint32_t i = 0; i < kCount; i++) {
+    write_frame(i, packets[i].ethertype);
+    complete(hw::kCqeRxOkay, {64}, packets[i].dw1);
+  }
+  // Two bursts, so that the second starts after flags that tell the IP version.
+  rte_mbuf* m[kCount];
+  ASSERT_EQ(rx(m, 5), 5);
+  ASSERT_EQ(rx(m + 5, kCount - 5), kCount - 5);
+  for (uint32_t i = 0; i < kCount; i++) {
+    uint32_t l3 = 0;
+    if (packets[i].ethertype == 0x0800) l3 = RTE_PTYPE_L3_IPV4_EXT_UNKNOWN;
+    if (packets[i].ethertype == 0x86DD) l3 = RTE_PTYPE_L3_IPV6_EXT_UNKNOWN;
+    EXPECT_EQ(m[i]->packet_type, RTE_PTYPE_L2_ETHER | l3 | RTE_PTYPE_L4_UDP) << "packet " << i;
+  }
+  rte_pktmbuf_free_bulk(m, kCount);
 }
 
 // Without VLAN_STRIP the application gets the tag back in the data (the NIC always strips it):
