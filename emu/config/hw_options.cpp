@@ -118,6 +118,13 @@ constexpr HwOption kOptions[] = {
      [](const HwBehaviour& hw) {
        return std::string(hw.tx_wqe_offset == HwBehaviour::TxWqeOffset::kBytes ? "bytes" : "bu");
      }},
+    {"tso-ip-id", "increment|fixed",
+     [](std::string_view v, HwBehaviour* hw) {
+       if (v != "increment" && v != "fixed") return false;
+       hw->tso_fixed_ip_id = v == "fixed";
+       return true;
+     },
+     [](const HwBehaviour& hw) { return std::string(hw.tso_fixed_ip_id ? "fixed" : "increment"); }},
 };
 
 std::string keys() {

@@ -48,6 +48,8 @@ struct HwBehaviour {
   // carry no hash type (false).
   bool single_queue_hash = false;
   TxWqeOffset tx_wqe_offset = TxWqeOffset::kBasicUnits;
+  // TSO: the IPv4 id of segment i is the header's + i (false), or the header's in every segment.
+  bool tso_fixed_ip_id = false;
 };
 
 }  // namespace mana::emu
