@@ -168,7 +168,6 @@ struct alignas(RTE_CACHE_LINE_SIZE) TxQueue {
   uint64_t seeded_flag;  // mbuf dynflag tx_prepare sets on seeded packets (0: none registered)
   uint32_t max_sge;
   uint32_t max_segs;  // segments a packet may have: max_sge with MULTI_SEGS, else 1
-  uint8_t tso;        // RTE_ETH_TX_OFFLOAD_TCP_TSO is on (tx_prepare accepts TCP_SEG mbufs)
   MrQueueCache mr;
   TxQueueStats stats;
   // control path
@@ -176,6 +175,7 @@ struct alignas(RTE_CACHE_LINE_SIZE) TxQueue {
   uint16_t queue_id;
   uint16_t free_thresh;  // as configured (0: reclaim at every burst)
   int socket;
+  uint8_t tso;  // RTE_ETH_TX_OFFLOAD_TCP_TSO is on (tx_prepare accepts TCP_SEG mbufs); in padding
   ibv_cq* ib_cq;
   ibv_qp* ib_qp;
 };

@@ -28,8 +28,9 @@ constexpr uint64_t kRefusedTxFlags = RTE_MBUF_F_TX_OFFLOAD_MASK & ~kSupportedTxF
 
 // 0 or the errno that refuses a TSO packet (doc/hardware.md §4.11): TCP over IPv4 or IPv6, whole
 // headers in the first segment and short enough for last_vbytes, an MSS client_data_unit holds and
-// the MTU takes, room for the header SGE, at most 64 KiB.
-int prepare_tso(const TxQueue& q, rte_mbuf* m) {
+// the MTU takes, room for the header SGE, at most 64 KiB. Out of line: the loop over the common
+// cases keeps its registers.
+__attribute__((noinline)) int prepare_tso(const TxQueue& q, rte_mbuf* m) {
   const uint64_t f = m->ol_flags;
   if (!q.tso || (f & (kRefusedTxFlags & ~RTE_MBUF_F_TX_TCP_SEG))) return ENOTSUP;
   const uint64_t l4 = f & RTE_MBUF_F_TX_L4_MASK;
