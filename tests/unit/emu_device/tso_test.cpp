@@ -9,6 +9,7 @@
 #include <cstring>
 #include <vector>
 
+#include "driver.h"
 #include "frames.h"
 #include "mana/inet_checksum.h"
 
@@ -132,6 +133,68 @@ TEST(Tso, HeadersThatDoNotMatchTheRequestAreRefused) {
   r = p.request;
   r.transport_offset += 4;  // not where the IHL ends
   EXPECT_FALSE(tso_headers_ok(p.bytes.data(), len, r));
+}
+
+// The device's side of a TSO WQE (doc/emulator.md "TSO"): the kernel's form is required, every
+// frame must fit the MTU, and the frames go to the wire.
+class TsoWqe : public ::testing::Test {
+ protected:
+  Driver d{test_config(1)};
+  TxQueue tx{d, 1};
+  Packet p = tso_packet(false, false, 3000, 1000);
+  TxOptions options() const {
+    TxOptions o;
+    o.ipv4 = o.ip_csum = o.tcp_csum = true;
+    o.transport_offset = p.request.transport_offset;
+    o.tso_mss = p.request.mss;
+    o.tso_header = p.request.header_len;
+    return o;
+  }
+  // Posts `p` with `o` (its source MAC the port's); returns the CQE type.
+  uint32_t send(const TxOptions& o) {
+    const auto mac = port_mac(0);
+    std::copy(mac.begin(), mac.end(), p.bytes.begin() + 6);
+    tx.post_frame(p.bytes, o);
+    tx.doorbell();
+    d.dev().poll();
+    const hw::Cqe* c = tx.cq.next();
+    return c ? c->type() : 0;
+  }
+};
+
+TEST_F(TsoWqe, TheFramesGoToTheWireWithOneCqe) {
+  ASSERT_EQ(send(options()), hw::kCqeTxOkay);
+  const auto& sent = d.wire(0).sent;
+  ASSERT_EQ(sent.size(), 3u);
+  std::vector<uint8_t> out(tso_max_segment_len(static_cast<uint32_t>(p.bytes.size()), p.request));
+  for (uint32_t i = 0; i < 3; ++i) {
+    const uint32_t n = tso_build_segment(p.bytes.data(), static_cast<uint32_t>(p.bytes.size()),
+                                         p.request, i, out.data());
+    EXPECT_EQ(sent[i], std::vector<uint8_t>(out.begin(), out.begin() + n)) << i;
+  }
+}
+
+TEST_F(TsoWqe, AnyOtherFormOrHeaderIsRefusedAndNothingIsSent) {
+  TxOptions o = options();
+  o.tso_header = p.request.header_len - 4;  // SGE 0 ends before the TCP header does
+  EXPECT_EQ(send(o), hw::kCqeTxHdrProcessingError);
+  o = options();
+  o.tcp_csum = false;
+  EXPECT_EQ(send(o), hw::kCqeTxInvalidOob);
+  o = options();
+  o.ipv6 = true;  // both IP versions
+  EXPECT_EQ(send(o), hw::kCqeTxInvalidOob);
+  EXPECT_TRUE(d.wire(0).sent.empty());
+}
+
+TEST_F(TsoWqe, EveryFrameMustFitTheMtuNotThePacket) {
+  TxOptions o = options();
+  o.tso_mss = 1500 - 40 + 1;  // headers + MSS one byte above the MTU
+  EXPECT_EQ(send(o), hw::kCqeTxMtuDrop);
+  EXPECT_TRUE(d.wire(0).sent.empty());
+  o.tso_mss = 1500 - 40;  // exactly the MTU: 3040 bytes of packet in 3 frames
+  EXPECT_EQ(send(o), hw::kCqeTxOkay);
+  EXPECT_EQ(d.wire(0).sent.size(), 3u);
 }
 
 }  // namespace
