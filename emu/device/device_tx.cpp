@@ -98,7 +98,8 @@ CqeStatus DeviceImpl::check_and_send(Sq& sq, const WqeView& w) {
       return {hw::kCqeTxInvalidOob, hw::kVendorErrAddrRange};
   }
 
-  if (w.header.dw1 & (hw::WqeHeader::ClientDataUnit::kMask << 16))
+  // An MSS in client_data_unit: a TSO WQE (doc/hardware.md §4.11).
+  if (hw::WqeHeader::ClientDataUnit::get(w.header.dw1) != 0)
     return send_tso(sq, w, oob, long_oob, sges);
   const uint32_t mtu_frame = config_.limits.mtu + kEthHeaderLen;
   const uint64_t total = sgl_bytes(sges, w.num_sge);
