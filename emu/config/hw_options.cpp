@@ -125,6 +125,13 @@ constexpr HwOption kOptions[] = {
        return number(v, kMaxAdapterMtu, &hw->adapter_mtu) && hw->adapter_mtu >= 1500;
      },
      [](const HwBehaviour& hw) { return std::to_string(hw.adapter_mtu); }},
+    {"tso-ip-id", "increment|fixed",
+     [](std::string_view v, HwBehaviour* hw) {
+       if (v != "increment" && v != "fixed") return false;
+       hw->tso_fixed_ip_id = v == "fixed";
+       return true;
+     },
+     [](const HwBehaviour& hw) { return std::string(hw.tso_fixed_ip_id ? "fixed" : "increment"); }},
 };
 
 std::string keys() {

@@ -32,6 +32,8 @@ inline uint32_t port_mtu(Port& port) {
 }
 // TX/RX budgets per queue or port and poll pass, so one busy queue cannot starve the others.
 inline constexpr unsigned kTxBudget = 256;
+// Not a CQE: the wire refused the frame for now; the WQE stays pending for a later pass.
+inline constexpr uint32_t kTxRetryLater = 0xFFFFFFFF;
 inline constexpr unsigned kRxBudget = 256;
 
 class DeviceImpl final : public Device {
@@ -120,6 +122,9 @@ class DeviceImpl final : public Device {
   // Before its QP goes away: sends the WQEs the driver already posted (see device_tx.cpp).
   void send_posted_wqes(Sq& sq);
   CqeStatus check_and_send(Sq& sq, const WqeView& w);
+  // A TSO WQE (client_data_unit != 0) whose OOB and SGL passed the common checks (device_tso.cpp).
+  CqeStatus send_tso(Sq& sq, const WqeView& w, const hw::TxOob& oob, bool long_oob,
+                     const hw::Sge* sges);
   void complete_tx(Sq& sq, const WqeView& w, CqeStatus status);
 
   // ---- RX (device_rx.cpp)
@@ -172,6 +177,7 @@ class DeviceImpl final : public Device {
 
   // Staging buffers for one frame (TX gather, RX from the wire); room for a VLAN tag in front.
   std::vector<uint8_t> tx_frame_;
+  std::vector<uint8_t> tso_packet_;  // a TSO WQE's gathered packet (sized at the first one)
   std::vector<uint8_t> rx_frame_;
 };
 

@@ -15,14 +15,6 @@ namespace {
 
 constexpr CqeStatus kTxOk{hw::kCqeTxOkay};
 constexpr CqeStatus kInvalidOob{hw::kCqeTxInvalidOob};
-// Not a CQE: the wire refused the frame for now; the WQE stays pending for a later pass.
-constexpr uint32_t kTxRetryLater = 0xFFFFFFFF;
-
-uint16_t vlan_tci(const hw::TxLongOob& l) {
-  using L = hw::TxLongOob;
-  return static_cast<uint16_t>((L::Pcp::get(l.dw2) << 13) | (L::Dei::get(l.dw2) << 12) |
-                               L::Vid::get(l.dw2));
-}
 
 }  // namespace
 
@@ -106,6 +98,9 @@ CqeStatus DeviceImpl::check_and_send(Sq& sq, const WqeView& w) {
       return {hw::kCqeTxInvalidOob, hw::kVendorErrAddrRange};
   }
 
+  // An MSS in client_data_unit: a TSO WQE (doc/hardware.md §4.11).
+  if (hw::WqeHeader::ClientDataUnit::get(w.header.dw1) != 0)
+    return send_tso(sq, w, oob, long_oob, sges);
   const uint32_t mtu_frame = port_mtu(port) + kEthHeaderLen;
   const uint64_t total = sgl_bytes(sges, w.num_sge);
   if (total > mtu_frame + kVlanTagLen) return {hw::kCqeTxMtuDrop};
@@ -138,7 +133,7 @@ CqeStatus DeviceImpl::check_and_send(Sq& sq, const WqeView& w) {
     csum.transport_offset = S::TransportOffset::get(oob.s.dw1);
     complete_tx_checksums(tx_frame_.data(), len, csum);
   }
-  if (inject_vlan) len = insert_vlan_tag(tx_frame_.data(), len, vlan_tci(oob.l));
+  if (inject_vlan) len = insert_vlan_tag(tx_frame_.data(), len, tx_vlan_tci(oob.l));
   if (len > mtu_frame + (has_vlan_tag(frame) ? kVlanTagLen : 0)) return {hw::kCqeTxMtuDrop};
   if (port.wire->transmit(frame, len))
     ++port.counters.tx_frames;

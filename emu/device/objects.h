@@ -95,6 +95,7 @@ struct WorkQueue : QueueBase {
 struct Sq : WorkQueue {
   Sq() : WorkQueue(QueueKind::kSq) {}
   uint32_t qp_handle = 0;
+  uint32_t tso_sent = 0;  // segments of the TSO WQE at the head already sent (a wire said retry)
 };
 
 struct Rq : WorkQueue {

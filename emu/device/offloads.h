@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "mana/frame_parse.h"
+#include "mana/gdma_format.h"
 
 namespace mana::emu {
 
@@ -34,6 +35,13 @@ inline bool same_mac(const uint8_t* p, const std::array<uint8_t, 6>& mac) {
 // Inserts an 802.1Q tag with `tci` after the source MAC; `frame` has room for 4 more bytes.
 // Returns the new length.
 uint32_t insert_vlan_tag(uint8_t* frame, uint32_t len, uint16_t tci);
+
+// The TCI a long OOB asks to insert (PCP, DEI, VID).
+inline uint16_t tx_vlan_tci(const hw::TxLongOob& l) {
+  using L = hw::TxLongOob;
+  return static_cast<uint16_t>((L::Pcp::get(l.dw2) << 13) | (L::Dei::get(l.dw2) << 12) |
+                               L::Vid::get(l.dw2));
+}
 
 // Removes the outer 802.1Q tag of `*frame` in place by moving the MAC addresses forward by 4 bytes;
 // `*frame` then points 4 bytes later. Returns the tag's TCI.

@@ -22,6 +22,7 @@ struct WqeView {
   uint32_t oob_bytes = 0;
   uint32_t size_bu = 0;
   const uint8_t* oob = nullptr;  // inside the ring: header and OOB never wrap
+  hw::WqeHeader header{};        // as read (TSO fields, doc/hardware.md §4.11)
 };
 
 // Reads the header at the queue's consumed position. False when the WQE's size (from its header)
@@ -31,6 +32,7 @@ inline bool read_wqe(const WorkQueue& q, WqeView* out) {
   hw::WqeHeader header;
   std::memcpy(&header, q.ring + offset, sizeof(header));
   out->offset_bu = q.consumed_bu;
+  out->header = header;
   out->num_sge = header.num_sge();
   out->oob_bytes = header.oob_bytes();
   out->size_bu = hw::wqe_size_bu(out->oob_bytes, out->num_sge);

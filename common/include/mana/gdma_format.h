@@ -61,8 +61,9 @@ struct Field {
 // ---- WQE header: the 8-byte GDMA DMA OOB (doc/hardware.md §4.2)
 // ---------------------------------------------
 struct WqeHeader {
-  uint32_t dw0;  // reserved / last_vbytes: written as 0
+  uint32_t dw0;  // last_vbytes (TSO WQEs: SGE 0's size, doc/hardware.md §4.11), else 0
   uint32_t dw1;
+  using LastVbytes = Field<24, 8>;  // dw0
   using NumSge = Field<0, 8>;
   using OobDwords = Field<8, 3>;
   using ClientOobInSgl = Field<11, 1>;
@@ -73,6 +74,14 @@ struct WqeHeader {
   }
   constexpr uint32_t num_sge() const { return NumSge::get(dw1); }
   constexpr uint32_t oob_bytes() const { return OobDwords::get(dw1) * 4; }
+  // The GSO form of mana_start_xmit (doc/hardware.md §4.11): the headers alone in SGE 0, whose
+  // size goes in last_vbytes with client_oob_in_sgl, and the MSS in client_data_unit.
+  static constexpr WqeHeader make_tso(uint32_t num_sge, uint32_t client_oob, uint32_t header_len,
+                                      uint32_t mss) {
+    const WqeHeader h = make(num_sge, client_oob);
+    return {LastVbytes::set(0, header_len),
+            ClientDataUnit::set(ClientOobInSgl::set(h.dw1, 1), mss)};
+  }
 };
 static_assert(sizeof(WqeHeader) == kDmaOobSize);
 

@@ -33,7 +33,8 @@ constexpr uint64_t kRxOffloads =
     RTE_ETH_RX_OFFLOAD_CHECKSUM | RTE_ETH_RX_OFFLOAD_RSS_HASH | RTE_ETH_RX_OFFLOAD_VLAN_STRIP;
 constexpr uint64_t kTxOffloads = RTE_ETH_TX_OFFLOAD_MULTI_SEGS | RTE_ETH_TX_OFFLOAD_IPV4_CKSUM |
                                  RTE_ETH_TX_OFFLOAD_TCP_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM |
-                                 RTE_ETH_TX_OFFLOAD_VLAN_INSERT | RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE;
+                                 RTE_ETH_TX_OFFLOAD_VLAN_INSERT |
+                                 RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE | RTE_ETH_TX_OFFLOAD_TCP_TSO;
 constexpr uint32_t kDefaultBurst = 32;
 
 uint32_t max_rx_queues(const DeviceCaps& caps) { return RTE_MIN(caps.max_qp, kMaxRxQueues); }
@@ -116,6 +117,11 @@ int dev_infos_get(rte_eth_dev* dev, rte_eth_dev_info* info) {
   lim.nb_seg_max = static_cast<uint16_t>(caps.max_sge);
   lim.nb_mtu_seg_max = static_cast<uint16_t>(caps.max_sge);
   info->rx_desc_lim = lim;
+  // A TSO packet may need one SGE more than it has segments: the headers go alone in SGE 0
+  // (doc/hardware.md §4.11).
+  const uint16_t tx_sge = static_cast<uint16_t>(RTE_MIN(caps.max_sge, hw::kMaxTxSge));
+  lim.nb_seg_max = static_cast<uint16_t>(tx_sge - 1);
+  lim.nb_mtu_seg_max = tx_sge;
   info->tx_desc_lim = lim;
 
   info->default_rxconf.rx_drop_en = 1;

@@ -30,11 +30,11 @@ inline uint32_t wq_free_bu(const WorkQueue& q) { return q.capacity_bu - (q.head_
 // of client OOB; `sgl` has `num_sge` entries (an empty SGL writes the dummy SGE of doc/hardware.md
 // §4.2). The caller has checked the free space. Returns the client OOB's address in the ring (the
 // OOB never wraps) so that a caller may still patch it before ringing the doorbell.
-inline uint8_t* post_wqe(WorkQueue& q, const void* oob, uint32_t oob_size, const hw::Sge* sgl,
-                         uint32_t num_sge) {
+// `header` is the WQE header of those sizes (a TSO WQE's carries more, doc/hardware.md §4.11).
+inline uint8_t* post_wqe(WorkQueue& q, hw::WqeHeader header, const void* oob, uint32_t oob_size,
+                         const hw::Sge* sgl, uint32_t num_sge) {
   const uint32_t start = (q.head_bu * hw::kBasicUnit) & q.size_mask;
   uint8_t* wqe = q.ring + start;
-  const hw::WqeHeader header = hw::WqeHeader::make(num_sge, oob_size);
   std::memcpy(wqe, &header, sizeof(header));
   uint8_t* client_oob = wqe + sizeof(header);
   std::memcpy(client_oob, oob, oob_size);
@@ -51,6 +51,10 @@ inline uint8_t* post_wqe(WorkQueue& q, const void* oob, uint32_t oob_size, const
   }
   q.head_bu += hw::wqe_size_bu(oob_size, num_sge);
   return client_oob;
+}
+inline uint8_t* post_wqe(WorkQueue& q, const void* oob, uint32_t oob_size, const hw::Sge* sgl,
+                         uint32_t num_sge) {
+  return post_wqe(q, hw::WqeHeader::make(num_sge, oob_size), oob, oob_size, sgl, num_sge);
 }
 
 // A CQ as its consumer sees it: `count` (a power of two) entries of 64 bytes.

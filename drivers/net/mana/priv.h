@@ -176,6 +176,7 @@ struct alignas(RTE_CACHE_LINE_SIZE) TxQueue {
   uint16_t queue_id;
   uint16_t free_thresh;  // as configured (0: reclaim at every burst)
   int socket;
+  uint8_t tso;  // RTE_ETH_TX_OFFLOAD_TCP_TSO is on (tx_prepare accepts TCP_SEG mbufs); in padding
   ibv_cq* ib_cq;
   ibv_qp* ib_qp;
 };

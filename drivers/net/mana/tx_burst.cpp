@@ -10,6 +10,7 @@
 #include "burst.h"
 #include "priv.h"
 #include "tx_checksum.h"
+#include "tx_tso.h"
 
 namespace mana {
 namespace {
@@ -59,6 +60,23 @@ inline bool checksum_ready(TxQueue& q, rte_mbuf* m, uint64_t f, uint64_t seeded)
     return true;
   }
   return seed_in_burst(q, m);
+}
+
+// The headers of a TSO packet as the NIC needs them (tx_tso.h), unless tx_prepare did it (its mark
+// cleared here). False, counted, if they cannot be written.
+__attribute__((noinline)) bool tso_ready(TxQueue& q, rte_mbuf* m) {
+  const uint64_t f = m->ol_flags;
+  if (f & q.seeded_flag) {
+    m->ol_flags = f & ~q.seeded_flag;
+    return true;
+  }
+  if (tso_header_len(m) > m->data_len) {
+    q.stats.csum_headers_split++;
+    return false;
+  }
+  if (tso_fix_headers(m) == SeedResult::kDone) return true;
+  q.stats.csum_readonly++;
+  return false;
 }
 
 // Single-segment packets with short OOBs: every WQE is one basic unit (doc/hardware.md §4.3), so
@@ -138,7 +156,13 @@ uint16_t post_wqes(TxQueue& q, const ProcessPrivate& pp, rte_mbuf** pkts, uint16
   for (; sent < nb_pkts; sent++) {
     rte_mbuf* m = pkts[sent];
     const uint32_t nseg = m->nb_segs;
-    if (nseg > (kMultiSeg ? q.max_sge : 1u)) {
+    // TSO (doc/hardware.md §4.11), only on the multi-segment burst: the headers get an SGE of their
+    // own, so the first segment may take two.
+    const bool tso = kMultiSeg && (m->ol_flags & RTE_MBUF_F_TX_TCP_SEG);
+    const uint32_t header = tso ? tso_header_len(m) : 0;
+    const uint32_t split = tso && m->data_len > header ? 1 : 0;
+    const uint32_t nsge = nseg + split;
+    if (nsge > (kMultiSeg ? q.max_sge : 1u)) {
       q.stats.too_many_segs++;
       break;
     }
@@ -146,8 +170,8 @@ uint16_t post_wqes(TxQueue& q, const ProcessPrivate& pp, rte_mbuf** pkts, uint16
     // Constant OOB sizes in each arm keep the size arithmetic and the OOB copy free of runtime
     // lengths (no memcpy call per packet).
     const bool long_oob = vlan || (kMaybeLongOob && q.oob.oob_size != hw::kShortOobSize);
-    const uint32_t bu = long_oob ? hw::wqe_size_bu(hw::kLongOobSize, nseg)
-                                 : hw::wqe_size_bu(hw::kShortOobSize, nseg);
+    const uint32_t bu = long_oob ? hw::wqe_size_bu(hw::kLongOobSize, nsge)
+                                 : hw::wqe_size_bu(hw::kShortOobSize, nsge);
     if (free_descs(q) == 0 || wq_free_bu(q.sq) < bu) {
       if (!reclaimed) {
         reclaimed = true;
@@ -166,14 +190,22 @@ uint16_t post_wqes(TxQueue& q, const ProcessPrivate& pp, rte_mbuf** pkts, uint16
       const uint32_t lkey =
           mr_lookup(q.mr, q.priv->mr, addr, seg->data_len, data_pool(seg), pp.registrar);
       if (lkey == kInvalidLkey) break;
-      sgl[i] = hw::Sge{addr, lkey, seg->data_len};
+      if (i == 0 && split) {
+        sgl[0] = hw::Sge{addr, lkey, header};
+        sgl[1] = hw::Sge{addr + header, lkey, seg->data_len - header};
+      } else {
+        sgl[i + split] = hw::Sge{addr, lkey, seg->data_len};
+      }
     }
     if (i != nseg) {
       q.stats.mr_miss++;
       break;
     }
     hw::TxOob oob;
-    if constexpr (kChecksum) {
+    if (tso) {
+      if (!tso_ready(q, m)) break;
+      oob.s = make_tx_tso_oob(q.oob, m->ol_flags, m->l2_len, m->l3_len);
+    } else if constexpr (kChecksum) {
       const uint64_t f = m->ol_flags;
       if (!checksum_ready(q, m, f, q.seeded_flag)) break;
       oob.s = make_tx_short_oob(q.oob, f, m->l2_len, m->l3_len);
@@ -182,15 +214,19 @@ uint16_t post_wqes(TxQueue& q, const ProcessPrivate& pp, rte_mbuf** pkts, uint16
     }
     set_tx_suppress(oob.s, true);
     const uint32_t start_bu = q.sq.head_bu;
+    const uint32_t oob_size = long_oob ? hw::kLongOobSize : hw::kShortOobSize;
+    const hw::WqeHeader wqe_header =
+        tso ? hw::WqeHeader::make_tso(nsge, oob_size, header, m->tso_segsz)
+            : hw::WqeHeader::make(nsge, oob_size);
     if (long_oob) {
       oob.l = hw::TxLongOob{0, q.oob.long_dw3, 0, 0};
       if (vlan) {
         set_tx_long_format(oob.s);
         oob.l.dw2 = make_tx_vlan_dw2(m->vlan_tci);
       }
-      post_wqe(q.sq, &oob, hw::kLongOobSize, sgl, nseg);
+      post_wqe(q.sq, wqe_header, &oob, hw::kLongOobSize, sgl, nsge);
     } else {
-      post_wqe(q.sq, &oob.s, hw::kShortOobSize, sgl, nseg);
+      post_wqe(q.sq, wqe_header, &oob.s, hw::kShortOobSize, sgl, nsge);
     }
     q.descs[q.desc_head & q.desc_mask] = TxDesc{m, static_cast<uint16_t>(bu), 1, start_bu};
     q.desc_head++;
@@ -266,7 +302,8 @@ eth_tx_burst_t select_tx_burst(uint64_t tx_offloads, bool long_oob) {
   constexpr uint64_t kCsum =
       RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_TCP_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM;
   const bool csum = tx_offloads & kCsum;
-  const bool multi = tx_offloads & RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+  // TSO packets take the multi-segment burst (a TSO WQE has at least two SGEs).
+  const bool multi = tx_offloads & (RTE_ETH_TX_OFFLOAD_MULTI_SEGS | RTE_ETH_TX_OFFLOAD_TCP_TSO);
   const bool vlan = tx_offloads & RTE_ETH_TX_OFFLOAD_VLAN_INSERT;
 #define MANA_TX_BURSTS(l)                                              \
   tx_burst<false, false, false, l>, tx_burst<false, false, true, l>,   \

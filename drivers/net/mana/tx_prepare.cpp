@@ -15,6 +15,7 @@
 #include "priv.h"
 #include "tx_checksum.h"
 #include "tx_oob.h"
+#include "tx_tso.h"
 
 namespace mana {
 namespace {
@@ -25,9 +26,39 @@ constexpr uint64_t kSupportedTxFlags = RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IPV6 |
 
 constexpr uint64_t kRefusedTxFlags = RTE_MBUF_F_TX_OFFLOAD_MASK & ~kSupportedTxFlags;
 
+// 0 or the errno that refuses a TSO packet (doc/hardware.md §4.11): TCP over IPv4 or IPv6, whole
+// headers in the first segment and short enough for last_vbytes, an MSS client_data_unit holds and
+// the MTU takes, room for the header SGE, at most 64 KiB. Out of line: the loop over the common
+// cases keeps its registers.
+__attribute__((noinline)) int prepare_tso(const TxQueue& q, rte_mbuf* m) {
+  const uint64_t f = m->ol_flags;
+  if (!q.tso || (f & (kRefusedTxFlags & ~RTE_MBUF_F_TX_TCP_SEG))) return ENOTSUP;
+  const uint64_t l4 = f & RTE_MBUF_F_TX_L4_MASK;
+  if (l4 != 0 && l4 != RTE_MBUF_F_TX_TCP_CKSUM) return EINVAL;
+  const bool v4 = f & RTE_MBUF_F_TX_IPV4;
+  if (v4 == static_cast<bool>(f & RTE_MBUF_F_TX_IPV6)) return EINVAL;
+  const uint32_t min_l3 = v4 ? sizeof(rte_ipv4_hdr) : sizeof(rte_ipv6_hdr);
+  const uint32_t header = tso_header_len(m);
+  if (m->l2_len < RTE_ETHER_HDR_LEN || m->l3_len < min_l3 || m->l4_len < sizeof(rte_tcp_hdr) ||
+      header > kMaxTsoHeader || header > m->data_len)
+    return EINVAL;
+  if (m->tso_segsz == 0 || m->tso_segsz > kMaxTsoMss || m->pkt_len > kMaxTsoPacket) return EINVAL;
+  // Each frame the NIC makes must fit the MTU (the NIC drops the packet otherwise).
+  const uint32_t payload = m->pkt_len - header;
+  if (m->l3_len + m->l4_len + RTE_MIN(payload, static_cast<uint32_t>(m->tso_segsz)) >
+      rte_eth_devices[q.port_id].data->mtu)
+    return EINVAL;
+  const uint32_t sges = m->nb_segs + (m->data_len > header ? 1u : 0u);
+  if (m->nb_segs > q.max_segs || sges > q.max_sge) return EINVAL;
+  if (tso_fix_headers(m) != SeedResult::kDone) return EINVAL;
+  m->ol_flags = f | q.seeded_flag;
+  return 0;
+}
+
 // 0 or the errno that refuses `m`: every rule, for any packet.
 int prepare_any(const TxQueue& q, rte_mbuf* m) {
   const uint64_t f = m->ol_flags;
+  if (f & RTE_MBUF_F_TX_TCP_SEG) return prepare_tso(q, m);
   if (m->nb_segs > q.max_segs) return EINVAL;
   if (f & kRefusedTxFlags) return ENOTSUP;  // TSO, tunnels, ...
   const uint64_t l4 = f & RTE_MBUF_F_TX_L4_MASK;

@@ -192,6 +192,7 @@ int tx_queues_start(rte_eth_dev* dev) {
     TxQueue& q = *txq_of(dev, i);
     q.max_segs = multi_seg ? q.max_sge : 1;
     q.fast_free = (offloads & RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE) != 0;
+    q.tso = (offloads & RTE_ETH_TX_OFFLOAD_TCP_TSO) != 0;
     rc = create_queue(priv, q);
   }
   if (rc != 0) tx_queues_stop(dev);

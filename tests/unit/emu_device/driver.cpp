@@ -152,15 +152,23 @@ uint32_t TxQueue::post_frame(const std::vector<uint8_t>& frame, const TxOptions&
   std::vector<hw::Sge> sges;
   const uint32_t len = static_cast<uint32_t>(frame.size());
   uint32_t done = 0;
+  if (o.tso_mss != 0) segments = 2;
   for (unsigned s = 0; s < segments; ++s) {
-    const uint32_t chunk = s + 1 == segments ? len - done : len / segments;
+    uint32_t chunk = s + 1 == segments ? len - done : len / segments;
+    if (o.tso_mss != 0 && s == 0) chunk = o.tso_header;
     uint8_t* buf = d_.alloc(chunk ? chunk : 1);
     std::memcpy(buf, frame.data() + done, chunk);
     sges.push_back({reinterpret_cast<uint64_t>(buf), d_.lkey, chunk});
     done += chunk;
   }
   const uint32_t oob_bytes = o.long_oob ? hw::kLongOobSize : hw::kShortOobSize;
-  return post(oob(o), oob_bytes, sges);
+  const uint32_t at = post(oob(o), oob_bytes, sges);
+  if (o.tso_mss != 0) {
+    const hw::WqeHeader h = hw::WqeHeader::make_tso(static_cast<uint32_t>(sges.size()), oob_bytes,
+                                                    o.tso_header, o.tso_mss);
+    std::memcpy(ring_.data() + (at * hw::kBasicUnit) % ring_size_, &h, sizeof(h));
+  }
+  return at;
 }
 
 void TxQueue::doorbell() {

@@ -97,6 +97,10 @@ struct TxOptions {
   bool long_oob = false;
   bool inject_vlan = false;
   uint16_t tci = 0;  // PCP/DEI/VID
+  // TSO (doc/hardware.md §4.11): the MSS in client_data_unit and the first `tso_header` bytes
+  // alone in SGE 0 (the rest in SGE 1), last_vbytes and client_oob_in_sgl as the kernel sets them.
+  uint32_t tso_mss = 0;
+  uint32_t tso_header = 0;
 };
 
 class TxQueue {

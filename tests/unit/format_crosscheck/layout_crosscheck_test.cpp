@@ -22,8 +22,10 @@ using hw::WqeHeader;
 using Whole = hw::Field<0, 32>;  // a plain 32-bit member
 
 // ---- GDMA WQE DMA OOB header (doc/hardware.md §4.2)
-// Only DPDK: last_v_bytes (dw0 [31:24]), consume_credit, fence, check_sn, sgl_direct.
+// Only DPDK: consume_credit, fence, check_sn, sgl_direct.
 const FieldPair kWqeHeader[] = {
+    {"last_v_bytes", MANA_OURS(WqeHeader, dw0, WqeHeader::LastVbytes),
+     MANA_THEIRS(gdma_wqe_dma_oob, last_v_bytes)},
     {"num_sgl_entries", MANA_OURS(WqeHeader, dw1, WqeHeader::NumSge),
      MANA_THEIRS(gdma_wqe_dma_oob, num_sgl_entries)},
     {"inline_client_oob_size_in_dwords", MANA_OURS(WqeHeader, dw1, WqeHeader::OobDwords),

@@ -67,7 +67,10 @@ TEST_F(ControlRulesTest, InfoReportsDeviceLimits) {
   EXPECT_EQ(info.rx_desc_lim.nb_min, 64);
   EXPECT_EQ(info.rx_desc_lim.nb_max, 256);
   EXPECT_EQ(info.rx_desc_lim.nb_align, 64);
-  EXPECT_EQ(info.tx_desc_lim.nb_seg_max, 15);
+  // A TSO packet's headers may take an SGE of their own (doc/hardware.md §4.11).
+  EXPECT_EQ(info.tx_desc_lim.nb_seg_max, 14);
+  EXPECT_EQ(info.tx_desc_lim.nb_mtu_seg_max, 15);
+  EXPECT_TRUE(info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_TCP_TSO);
   EXPECT_EQ(info.reta_size, 64);
   EXPECT_EQ(info.hash_key_size, 40);
   EXPECT_EQ(info.flow_type_rss_offloads, kSupportedRssHf);

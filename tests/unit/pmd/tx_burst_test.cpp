@@ -544,3 +544,139 @@ int main(int argc, char** argv) {
   ::testing::AddGlobalTestEnvironment(new mana_test::EalEnvironment);
   return RUN_ALL_TESTS();
 }
+
+// TSO (doc/hardware.md §4.11): prepared as the kernel prepares a GSO packet, sent as one WQE of the
+// kernel's GSO form.
+class TxTsoTest : public TxBurstTest {
+ protected:
+  void SetUp() override {
+    TxBurstTest::SetUp();
+    q_.tso = 1;
+    q_.max_segs = q_.max_sge;
+    data_.mtu = 1500;
+    rte_eth_devices[q_.port_id].data = &data_;
+  }
+  void TearDown() override {
+    rte_eth_devices[q_.port_id].data = nullptr;
+    TxBurstTest::TearDown();
+  }
+  // A TCP packet with 20-byte TCP header, `payload` bytes after it in the first segment (plus
+  // `more` segments of 100 bytes), TSO flags and lengths set.
+  rte_mbuf* tso_packet(bool v6, uint16_t payload, unsigned more = 0, uint16_t mss = 500) {
+    const uint16_t l3 = v6 ? 40 : 20;
+    rte_mbuf* m = l4_packet(v6, static_cast<uint16_t>(14 + l3 + 20 + payload));
+    uint8_t* ip = rte_pktmbuf_mtod_offset(m, uint8_t*, 14);
+    if (!v6) ip[offsetof(rte_ipv4_hdr, next_proto_id)] = IPPROTO_TCP;
+    ip[l3 + 12] = 5 << 4;  // TCP data offset
+    m->ol_flags = (v6 ? RTE_MBUF_F_TX_IPV6 : RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM) |
+                  RTE_MBUF_F_TX_TCP_SEG;
+    m->l4_len = 20;
+    m->tso_segsz = mss;
+    for (unsigned i = 0; i < more; i++) EXPECT_EQ(rte_pktmbuf_chain(m, packet(100)), 0);
+    return m;
+  }
+  hw::Sge sge_at(uint32_t bu, uint32_t i) const {
+    hw::Sge s;
+    std::memcpy(&s, txq_.sq_ring() + ((bu * 32 + 16 + 16 * i) & txq_.sq_ring_mask()), sizeof(s));
+    return s;
+  }
+  rte_eth_dev_data data_{};
+  eth_tx_burst_t tso_ = select_tx_burst(RTE_ETH_TX_OFFLOAD_TCP_TSO);
+};
+
+TEST_F(TxTsoTest, PrepareWritesTheHeadersAsTheKernelDoes) {
+  rte_mbuf* v4 = tso_packet(false, 1000);
+  rte_mbuf* v6 = tso_packet(true, 1000);
+  std::vector<rte_mbuf*> pkts{v4, v6};
+  ASSERT_EQ(prepare(pkts), 2);
+  auto* ip4 = rte_pktmbuf_mtod_offset(v4, rte_ipv4_hdr*, 14);
+  EXPECT_EQ(ip4->total_length, 0);
+  EXPECT_EQ(ip4->hdr_checksum, 0);
+  // DPDK's TSO convention: the pseudo-header sum without the length.
+  EXPECT_EQ(*rte_pktmbuf_mtod_offset(v4, uint16_t*, 34 + 16),
+            rte_ipv4_phdr_cksum(ip4, v4->ol_flags));
+  auto* ip6 = rte_pktmbuf_mtod_offset(v6, rte_ipv6_hdr*, 14);
+  EXPECT_EQ(ip6->payload_len, 0);
+  EXPECT_EQ(*rte_pktmbuf_mtod_offset(v6, uint16_t*, 54 + 16),
+            rte_ipv6_phdr_cksum(ip6, v6->ol_flags));
+  for (rte_mbuf* m : pkts) rte_pktmbuf_free(m);
+}
+
+TEST_F(TxTsoTest, OneWqeWithTheMssAndTheHeadersAloneInSge0) {
+  rte_mbuf* v4 = tso_packet(false, 1000, 2);  // headers + 1000 bytes, then 2 x 100
+  std::vector<rte_mbuf*> pkts{v4};
+  ASSERT_EQ(prepare(pkts), 1);
+  const uint32_t bu = q_.sq.head_bu;
+  ASSERT_EQ(tx(tso_, pkts), 1);
+  const hw::WqeHeader h = header_at(bu);
+  EXPECT_EQ(h.num_sge(), 4u);  // headers, rest of the first segment, two segments
+  EXPECT_EQ(hw::WqeHeader::ClientOobInSgl::get(h.dw1), 1u);
+  EXPECT_EQ(hw::WqeHeader::ClientDataUnit::get(h.dw1), 500u);
+  EXPECT_EQ(hw::WqeHeader::LastVbytes::get(h.dw0), 54u);
+  const hw::TxShortOob o = oob_at(bu);
+  EXPECT_EQ(hw::TxShortOob::IsIpv4::get(o.dw0), 1u);
+  EXPECT_EQ(hw::TxShortOob::IpCsum::get(o.dw0), 1u);
+  EXPECT_EQ(hw::TxShortOob::TcpCsum::get(o.dw0), 1u);
+  EXPECT_EQ(hw::TxShortOob::TransportOffset::get(o.dw1), 34u);
+  const uintptr_t data = rte_pktmbuf_mtod(v4, uintptr_t);
+  EXPECT_EQ(sge_at(bu, 0).address, data);
+  EXPECT_EQ(sge_at(bu, 0).size, 54u);
+  EXPECT_EQ(sge_at(bu, 1).address, data + 54);
+  EXPECT_EQ(sge_at(bu, 1).size, 1000u);
+  EXPECT_EQ(sge_at(bu, 1).mem_key, sge_at(bu, 0).mem_key);
+  EXPECT_EQ(sge_at(bu, 2).size, 100u);
+  EXPECT_EQ(sge_at(bu, 3).size, 100u);
+  EXPECT_EQ(q_.sq.head_bu - bu, hw::wqe_size_bu(hw::kShortOobSize, 4));
+}
+
+// A first segment holding exactly the headers needs no split; the burst prepares an unprepared
+// packet itself.
+TEST_F(TxTsoTest, HeadersFillingTheFirstSegmentTakeItWhole) {
+  rte_mbuf* v6 = tso_packet(true, 0, 3);
+  std::vector<rte_mbuf*> pkts{v6};
+  const uint32_t bu = q_.sq.head_bu;
+  ASSERT_EQ(tx(tso_, pkts), 1);
+  EXPECT_EQ(header_at(bu).num_sge(), 4u);
+  EXPECT_EQ(sge_at(bu, 0).size, 74u);
+  EXPECT_EQ(hw::TxShortOob::IsIpv6::get(oob_at(bu).dw0), 1u);
+  EXPECT_EQ(rte_pktmbuf_mtod_offset(v6, rte_ipv6_hdr*, 14)->payload_len, 0);
+}
+
+TEST_F(TxTsoTest, PrepareRefusesWhatTheWqeCannotCarry) {
+  struct Case {
+    const char* what;
+    void (*spoil)(rte_mbuf*);
+  };
+  const Case cases[] = {
+      {"MSS 0", [](rte_mbuf* m) { m->tso_segsz = 0; }},
+      {"MSS beyond 14 bits", [](rte_mbuf* m) { m->tso_segsz = 16384; }},
+      {"no TCP header length", [](rte_mbuf* m) { m->l4_len = 0; }},
+      {"headers beyond the first segment",
+       [](rte_mbuf* m) {
+         m->l4_len = 60;
+         m->data_len = 70;
+       }},
+      {"frames above the MTU", [](rte_mbuf* m) { m->tso_segsz = 961; }},
+      {"no IP version", [](rte_mbuf* m) { m->ol_flags &= ~RTE_MBUF_F_TX_IPV4; }},
+  };
+  data_.mtu = 1000;
+  for (const Case& c : cases) {
+    rte_mbuf* m = tso_packet(false, 1200);
+    c.spoil(m);
+    std::vector<rte_mbuf*> pkts{m};
+    EXPECT_EQ(prepare(pkts), 0) << c.what;
+    EXPECT_EQ(rte_errno, EINVAL) << c.what;
+    rte_pktmbuf_free(m);
+  }
+  // 15 segments whose first holds more than the headers: 16 SGEs.
+  rte_mbuf* many = tso_packet(false, 100, 14);
+  std::vector<rte_mbuf*> pkts{many};
+  EXPECT_EQ(prepare(pkts), 0);
+  q_.tso = 0;  // the port has no TSO offload
+  rte_mbuf* m = tso_packet(false, 100);
+  std::vector<rte_mbuf*> off{m};
+  EXPECT_EQ(prepare(off), 0);
+  EXPECT_EQ(rte_errno, ENOTSUP);
+  rte_pktmbuf_free(many);
+  rte_pktmbuf_free(m);
+}
