@@ -9,7 +9,7 @@ while the port forwards (traffic then lands per a Toeplitz reference); no mbuf l
 import re
 
 import harness
-from harness import emu_mac, expect, show_port_stats, testpmd_on_emu
+from harness import emu_ctl, emu_mac, expect, show_port_stats, testpmd_on_emu
 from tap_peer import MANA_DEFAULT_RSS_KEY, bring_up, toeplitz, wait_until
 from test_lifecycle import command, in_use
 
@@ -65,10 +65,8 @@ def send_and_wait(p, flows, expect_seen):
         wait_until(lambda: p.pump() is not None and expect_seen <= set(received(p, mark)), 60,
                    "frames at testpmd")
     except harness.Failure:
-        import os
-        if os.environ.get("QDEBUG"):
-            print(harness.emu_ctl(p, "counters", "0"))
-        expect(False, f"flows {sorted(expect_seen - set(received(p, mark)))} not at testpmd", p)
+        missing = sorted(expect_seen - set(received(p, mark)))
+        expect(False, f"flows {missing} not at testpmd; emulator: {emu_ctl(p, 'counters', '0')}", p)
     return received(p, mark)
 
 
@@ -163,10 +161,17 @@ def test_rx_queue_stop_start_and_deferred_start():
     for desc, want in ((0, "DONE"), (3, "DONE"), (4, "AVAILABLE")):
         status = show(p, f"show port 0 rxq 0 desc {desc} status", r"Desc status = ")
         expect(f"Desc status = {want}" in status, f"rxq 0 desc {desc}: {status}", p)
+    expect_no_error_completions(p)
     command(p, "port stop 0")
     expect(in_use(p) == 0, f"{in_use(p)} mbufs not back in the pool after port stop", p)
     p.send("quit")
     expect(p.finish() == 0, "testpmd failed", p)
+
+
+def expect_no_error_completions(p):
+    text = run(p, "show port xstats 0")
+    errors = {k: int(v) for k, v in re.findall(r"^\s*((?:rx|tx)_cqe_\w+_errors):\s+(\d+)", text, re.M)}
+    expect(errors and not any(errors.values()), f"error completions: {errors}", p)
 
 
 def tx_counts(p):
@@ -195,6 +200,7 @@ def test_tx_queue_stop_start():
     harness.repeat_until(lambda: tx_counts(p), lambda c: c[1] > before[1] + 1000,
                          "1000 packets on TX queue 1 after its start", timeout=60)
     stop_fwd(p)
+    expect_no_error_completions(p)
     command(p, "port stop 0")
     expect(in_use(p) == 0, f"{in_use(p)} mbufs not back in the pool after port stop", p)
     p.send("quit")
@@ -226,7 +232,16 @@ def test_reta_and_rss_key_while_forwarding():
     seen = send_and_wait(p, batch, set(batch))
     expect(all(seen[i] == 1 - (flow_hash(i, NEW_KEY) & 63) % 2 for i in batch),
            f"new key: {seen}", p)
+    key = run(p, "show port 0 rss-hash key")
+    expect(NEW_KEY.hex().upper() in key.upper().replace(" ", ""), f"key shown: {key}", p)
+    # New hash types keep key and table (the NIC hashes with its own types, doc/hardware.md §2.5).
+    expect_quiet(p, "port config all rss udp")
+    batch = range(120, 152)
+    seen = send_and_wait(p, batch, set(batch))
+    expect(all(seen[i] == 1 - (flow_hash(i, NEW_KEY) & 63) % 2 for i in batch),
+           f"after new hash types: {seen}", p)
     stop_fwd(p)
+    expect_no_error_completions(p)
     command(p, "port stop 0")
     expect(in_use(p) == 0, f"{in_use(p)} mbufs not back in the pool after port stop", p)
     p.send("quit")
