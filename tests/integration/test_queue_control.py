@@ -7,11 +7,14 @@ stop/start, descriptor status, queue info with the burst mode, and the RSS table
 while the port forwards (traffic then lands per a Toeplitz reference); no mbuf leaks."""
 
 import re
+import subprocess
 
 import harness
-from harness import emu_ctl, emu_mac, expect, show_port_stats, testpmd_on_emu
+from harness import (EMU_BDF, Program, emu_ctl, emu_mac, emulated_env, expect, pmd_args,
+                     show_port_stats, testpmd_on_emu)
 from tap_peer import MANA_DEFAULT_RSS_KEY, bring_up, toeplitz, wait_until
 from test_lifecycle import command, in_use
+from test_multiprocess import PRIMARY_LCORES, SECONDARY_LCORES
 
 from scapy.all import IP, TCP, UDP, Ether, Raw, conf, sendp  # noqa: E402
 
@@ -248,6 +251,39 @@ def test_reta_and_rss_key_while_forwarding():
     expect(p.finish() == 0, "testpmd failed", p)
 
 
+def test_primary_stops_a_secondarys_queue():
+    """testpmd --num-procs=2: a secondary sends on TX queue 1 (txonly); the primary's `port 0 txq 1
+    stop` stops it (the queue's gate is in shared memory: once the stop returns no burst of any
+    process is inside, and the queue's counter stays); its `start` resumes it."""
+    common = ["-i", "--forward-mode=txonly", "--rxq=2", "--txq=2", "--num-procs=2",
+              f"--eth-peer=0,{emu_mac(0)}"]
+    primary = testpmd_on_emu(["--ports", "1"], "mqctl-mp", [*common, "--proc-id=0"],
+                             eal_extra=["-a", EMU_BDF, "--proc-type=primary"], secondaries=True,
+                             interactive=True, lcores=PRIMARY_LCORES)
+    primary.wait_for(r"^Done")
+    secondary = Program(["dpdk-testpmd", "--lcores", SECONDARY_LCORES, "--file-prefix", "mqctl-mp",
+                         "--proc-type=secondary", *pmd_args(), "-a", EMU_BDF, "--", *common,
+                         "--proc-id=1"], env=emulated_env(primary), stdin=subprocess.PIPE)
+    secondary.wait_for(r"^Done")
+    start_fwd(secondary)
+    base = tx_counts(primary)[1]
+    harness.repeat_until(lambda: tx_counts(primary)[1], lambda n: n > base + 1000,
+                         "1000 packets of the secondary on TX queue 1", timeout=60)
+    expect_quiet(primary, "port 0 txq 1 stop")
+    stopped = tx_counts(primary)[1]
+    # The secondary's lcore keeps calling tx_burst on queue 1 meanwhile (three round trips to it).
+    for _ in range(3):
+        run(secondary, "show port stats 0")
+    expect(tx_counts(primary)[1] == stopped, "the secondary sent on a stopped queue", primary)
+    expect_quiet(primary, "port 0 txq 1 start")
+    harness.repeat_until(lambda: tx_counts(primary)[1], lambda n: n > stopped + 1000,
+                         "the secondary's queue 1 to send again", timeout=60)
+    stop_fwd(secondary)
+    for p in (secondary, primary):
+        p.send("quit")
+        expect(p.finish() == 0, "testpmd failed", p)
+
+
 if __name__ == "__main__":
     harness.main([test_rx_queue_stop_start_and_deferred_start, test_tx_queue_stop_start,
-                  test_reta_and_rss_key_while_forwarding])
+                  test_reta_and_rss_key_while_forwarding, test_primary_stops_a_secondarys_queue])
