@@ -69,7 +69,9 @@ def send_and_wait(p, flows, expect_seen):
                    "frames at testpmd")
     except harness.Failure:
         missing = sorted(expect_seen - set(received(p, mark)))
-        expect(False, f"flows {missing} not at testpmd; emulator: {emu_ctl(p, 'counters', '0')}", p)
+        xstats = re.findall(r"^\s*(\w+):\s+([1-9]\d*)\s*$", run(p, "show port xstats 0"), re.M)
+        expect(False, f"flows {missing} not at testpmd; xstats {xstats}; emulator: "
+               f"{emu_ctl(p, 'counters', '0')}", p)
     return received(p, mark)
 
 
