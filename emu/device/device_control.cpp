@@ -413,6 +413,7 @@ int DeviceImpl::create_rss_qp(uint32_t context_id, uint32_t pd_id, uint32_t port
     Rq* rq = find_in(wqs_, wq_handles[i]);
     if (rq == nullptr || rq->context_id != context_id) return EINVAL;
     if (rq->rss != nullptr) return EBUSY;
+    if (rq->region_taken) return EINVAL;
     table[i] = rq;
   }
   if (port->rss != nullptr) return EBUSY;  // one steering configuration per vPort
@@ -434,6 +435,7 @@ int DeviceImpl::create_rss_qp(uint32_t context_id, uint32_t pd_id, uint32_t port
   for (Rq* rq : table) {
     if (rq->rss != nullptr) continue;  // listed twice
     rq->rss = rss.get();
+    rq->region_taken = true;
     rss->rqs.push_back(rq);
   }
   for (Rq* rq : rss->rqs) {

@@ -102,6 +102,9 @@ struct Rq : WorkQueue {
   Rq() : WorkQueue(QueueKind::kRq) {}
   uint32_t handle = 0;
   RssQp* rss = nullptr;  // the RSS QP that instantiated it
+  // The kernel hands the WQ's and its CQ's DMA regions to the RQ object of the first RSS QP and
+  // they go with it: the WQ cannot serve another RSS QP (doc/hardware.md §2.5).
+  bool region_taken = false;
   bool warned_wqe_cnt = false;
   // CQE_RX_COALESCED_4 being filled (coalesced_count packets so far).
   hw::Cqe coalesced{};

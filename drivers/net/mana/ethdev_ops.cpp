@@ -12,11 +12,14 @@
 #include <rte_malloc.h>
 
 #include "burst.h"
+#include "descriptor_status.h"
 #include "kept_queues.h"
 #include "mana_log.h"
 #include "mp.h"
 #include "mtu.h"
 #include "priv.h"
+#include "queue_control.h"
+#include "queue_info.h"
 #include "recovery.h"
 #include "rss.h"
 #include "rx_cqe.h"
@@ -85,6 +88,7 @@ int dev_configure(rte_eth_dev* dev) {
   }
   if (rss.rss_key != nullptr) std::memcpy(priv->rss_key, rss.rss_key, hw::kRssKeySize);
   priv->rss_hf = rss.rss_hf;
+  priv->reta_queues = 0;  // the default table again
   return mtu_apply(dev);
 }
 
@@ -196,13 +200,10 @@ int start_locked(rte_eth_dev* dev) {
     }
   }
   static_cast<ProcessPrivate*>(dev->process_private)->db_page = priv->db_page;
+  set_start_queue_states(dev);
   open_port_gates(dev);
   dev->rx_pkt_burst = select_rx_burst(dev->data->dev_conf.rxmode.offloads);
   dev->tx_pkt_burst = select_port_tx_burst(dev);
-  for (uint16_t i = 0; i < dev->data->nb_rx_queues; i++)
-    dev->data->rx_queue_state[i] = RTE_ETH_QUEUE_STATE_STARTED;
-  for (uint16_t i = 0; i < dev->data->nb_tx_queues; i++)
-    dev->data->tx_queue_state[i] = RTE_ETH_QUEUE_STATE_STARTED;
   priv->started = true;
   mp_notify_secondaries_start(dev);
   link_update(dev, 0);
@@ -294,7 +295,16 @@ const eth_dev_ops kPrimaryOps = [] {
   o.tx_queue_setup = tx_queue_setup_op;
   o.tx_queue_release = tx_queue_release;
   o.tx_done_cleanup = tx_done_cleanup;
+  o.rx_queue_start = rx_queue_start_op;
+  o.rx_queue_stop = rx_queue_stop_op;
+  o.tx_queue_start = tx_queue_start_op;
+  o.tx_queue_stop = tx_queue_stop_op;
+  o.rxq_info_get = rxq_info_get;
+  o.txq_info_get = txq_info_get;
+  o.rx_burst_mode_get = rx_burst_mode_get;
+  o.tx_burst_mode_get = tx_burst_mode_get;
   o.mtu_set = mtu_set;
+  o.reta_update = reta_update;
   o.reta_query = reta_query;
   o.rss_hash_update = rss_hash_update;
   o.rss_hash_conf_get = rss_hash_conf_get;
@@ -316,6 +326,10 @@ const eth_dev_ops kSecondaryOps = [] {
   o.dev_supported_ptypes_get = supported_ptypes;
   o.reta_query = reta_query;
   o.rss_hash_conf_get = rss_hash_conf_get;
+  o.rxq_info_get = rxq_info_get;
+  o.txq_info_get = txq_info_get;
+  o.rx_burst_mode_get = rx_burst_mode_get;
+  o.tx_burst_mode_get = tx_burst_mode_get;
   return o;
 }();
 
@@ -334,12 +348,18 @@ int link_update(rte_eth_dev* dev, int /*wait_to_complete*/) {
 }
 
 namespace {
+// `only_started`: the queues whose state is started (a stopped queue's gate stays closed).
 template <typename F>
-void for_each_gate(rte_eth_dev* dev, F f) {
-  for (uint16_t i = 0; i < dev->data->nb_rx_queues; i++)
-    if (auto* q = static_cast<RxQueue*>(dev->data->rx_queues[i]); q != nullptr) f(q->gate);
-  for (uint16_t i = 0; i < dev->data->nb_tx_queues; i++)
-    if (auto* q = static_cast<TxQueue*>(dev->data->tx_queues[i]); q != nullptr) f(q->gate);
+void for_each_gate(rte_eth_dev* dev, F f, bool only_started = false) {
+  const rte_eth_dev_data& d = *dev->data;
+  for (uint16_t i = 0; i < d.nb_rx_queues; i++)
+    if (auto* q = static_cast<RxQueue*>(d.rx_queues[i]);
+        q != nullptr && (!only_started || d.rx_queue_state[i] == RTE_ETH_QUEUE_STATE_STARTED))
+      f(q->gate);
+  for (uint16_t i = 0; i < d.nb_tx_queues; i++)
+    if (auto* q = static_cast<TxQueue*>(d.tx_queues[i]);
+        q != nullptr && (!only_started || d.tx_queue_state[i] == RTE_ETH_QUEUE_STATE_STARTED))
+      f(q->gate);
 }
 }  // namespace
 
@@ -353,7 +373,7 @@ void close_port_gates(rte_eth_dev* dev) {
   });
 }
 
-void open_port_gates(rte_eth_dev* dev) { for_each_gate(dev, gate_open); }
+void open_port_gates(rte_eth_dev* dev) { for_each_gate(dev, gate_open, true); }
 
 const eth_dev_ops* primary_dev_ops() { return &kPrimaryOps; }
 const eth_dev_ops* secondary_dev_ops() { return &kSecondaryOps; }

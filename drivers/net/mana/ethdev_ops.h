@@ -22,7 +22,8 @@ int open_port_verbs(PortPriv& priv, ibv_device* ibdev);
 // Queries `ibdev`; false (logged) when it is not a usable Ethernet device (probe.cpp).
 bool query_ethernet_device(ibv_device* ibdev, const char* name, ibv_device_attr_ex* attr);
 
-// Closes every queue's gate and waits for bursts inside (queue_gate.h); opens them all.
+// Closes every queue's gate and waits for bursts inside (queue_gate.h); opens those of the queues
+// in state started.
 void close_port_gates(rte_eth_dev* dev);
 void open_port_gates(rte_eth_dev* dev);
 int link_update(rte_eth_dev* dev, int wait_to_complete);

@@ -18,6 +18,7 @@ extern "C" {  // this SDK header lacks C++ guards
 #include <rte_malloc.h>
 
 #include "burst.h"
+#include "descriptor_status.h"
 #include "ethdev_ops.h"
 #include "mana_log.h"
 #include "priv.h"
@@ -307,6 +308,7 @@ int mp_attach_secondary(rte_pci_device* pci, const char* name) {
       started ? select_rx_burst(dev->data->dev_conf.rxmode.offloads) : rx_burst_stopped;
   dev->tx_pkt_burst = started ? select_port_tx_burst(dev) : tx_burst_stopped;
   dev->tx_pkt_prepare = tx_prepare;
+  install_descriptor_ops(dev);
   rte_eth_dev_probing_finish(dev);
   return 0;
 }

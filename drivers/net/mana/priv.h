@@ -128,6 +128,7 @@ struct alignas(RTE_CACHE_LINE_SIZE) RxQueue {
   ibv_cq* ib_cq;
   ibv_wq* ib_wq;
   ibv_comp_channel* ib_channel;  // RX interrupts only
+  uint8_t deferred_start;        // rx_deferred_start: stays stopped at dev_start
 };
 static_assert(offsetof(RxQueue, buf_len) + sizeof(uint32_t) <= RTE_CACHE_LINE_SIZE);
 static_assert(offsetof(RxQueue, rq) == RTE_CACHE_LINE_SIZE);
@@ -179,6 +180,7 @@ struct alignas(RTE_CACHE_LINE_SIZE) TxQueue {
   uint8_t tso;  // RTE_ETH_TX_OFFLOAD_TCP_TSO is on (tx_prepare accepts TCP_SEG mbufs); in padding
   ibv_cq* ib_cq;
   ibv_qp* ib_qp;
+  uint8_t deferred_start;  // tx_deferred_start: stays stopped at dev_start
 };
 static_assert(offsetof(TxQueue, sq) + sizeof(WorkQueue) <= RTE_CACHE_LINE_SIZE,
               "ring positions, thresholds and the SQ share the first cache line");
@@ -202,6 +204,10 @@ struct PortPriv {
 
   uint8_t rss_key[hw::kRssKeySize];
   uint64_t rss_hf;
+  // The indirection table's WQ order (rss.h): position i holds RX queue reta[i]; identity unless
+  // reta_queues equals the number of RX queues.
+  uint16_t reta[kMaxRxQueues];
+  uint16_t reta_queues;
 
   void* db_page;  // primary's doorbell page (secondaries map their own)
   ibv_rwq_ind_table* ind_table;

@@ -15,6 +15,7 @@
 #include <rte_malloc.h>
 
 #include "burst.h"
+#include "descriptor_status.h"
 #include "devargs.h"
 #include "ethdev_ops.h"
 #include "ib_sysfs.h"
@@ -247,6 +248,7 @@ int create_port(rte_pci_device* pci, const Candidate& c, const Devargs& devargs)
   dev->rx_pkt_burst = rx_burst_stopped;
   dev->tx_pkt_burst = tx_burst_stopped;
   dev->tx_pkt_prepare = tx_prepare;
+  install_descriptor_ops(dev);
   rte_eth_dev_probing_finish(dev);
   char m[RTE_ETHER_ADDR_FMT_SIZE];
   rte_ether_format_addr(m, sizeof(m), &priv->mac);

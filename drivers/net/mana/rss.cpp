@@ -8,6 +8,7 @@
 
 #include "mana_log.h"
 #include "priv.h"
+#include "queue_control.h"
 
 namespace mana {
 
@@ -27,10 +28,6 @@ uint64_t rss_fields_mask(uint64_t rss_hf) {
 
 int rss_hash_update(rte_eth_dev* dev, rte_eth_rss_conf* conf) {
   PortPriv* priv = priv_of(dev);
-  if (dev->data->dev_started) {
-    MANA_DRV_LOG(ERR, "port %u: RSS can only be changed while the port is stopped", priv->port_id);
-    return -EBUSY;
-  }
   if (conf->rss_hf & ~kSupportedRssHf) {
     MANA_DRV_LOG(ERR,
                  "port %u: RSS hash types %#" PRIx64 " not supported (supported: %#" PRIx64 ")",
@@ -42,8 +39,20 @@ int rss_hash_update(rte_eth_dev* dev, rte_eth_rss_conf* conf) {
                  conf->rss_key_len);
     return -EINVAL;
   }
+  uint8_t old_key[hw::kRssKeySize];
+  std::memcpy(old_key, priv->rss_key, sizeof(old_key));
+  const uint64_t old_hf = priv->rss_hf;
   if (conf->rss_key != nullptr) std::memcpy(priv->rss_key, conf->rss_key, hw::kRssKeySize);
   priv->rss_hf = conf->rss_hf;
+  if (dev->data->dev_started && dev->data->nb_rx_queues != 0) {
+    if (int rc = rx_rebuild(dev, "change the RSS key or hash types"); rc != 0) {
+      std::memcpy(priv->rss_key, old_key, sizeof(old_key));
+      priv->rss_hf = old_hf;
+      if (rc == -ENOTSUP) return rc;
+      rx_rebuild(dev, "restore the RSS configuration");
+      return rc;
+    }
+  }
   dev->data->dev_conf.rx_adv_conf.rss_conf.rss_hf = conf->rss_hf;
   return 0;
 }
@@ -59,21 +68,92 @@ int rss_hash_conf_get(rte_eth_dev* dev, rte_eth_rss_conf* conf) {
   return 0;
 }
 
-// The kernel programs entry i with the WQ of index i mod table size (doc/hardware.md §2.5).
+uint16_t rss_table_queue(const PortPriv& priv, uint16_t nb_rxq, uint16_t pos) {
+  return priv.reta_queues == nb_rxq ? priv.reta[pos] : pos;
+}
+
+namespace {
+
+bool check_reta_size(const rte_eth_dev* dev, uint16_t size) {
+  if (size == hw::kRssTableSize && dev->data->nb_rx_queues != 0) return true;
+  MANA_DRV_LOG(ERR, "port %u: the RSS table has %u entries, not %u (and needs RX queues)",
+               dev->data->port_id, hw::kRssTableSize, size);
+  return false;
+}
+
+bool entry_set(const rte_eth_rss_reta_entry64* conf, unsigned i) {
+  return conf[i / RTE_ETH_RETA_GROUP_SIZE].mask & (1ULL << (i % RTE_ETH_RETA_GROUP_SIZE));
+}
+uint16_t entry_queue(const rte_eth_rss_reta_entry64* conf, unsigned i) {
+  return conf[i / RTE_ETH_RETA_GROUP_SIZE].reta[i % RTE_ETH_RETA_GROUP_SIZE];
+}
+
+// The WQ order the update asks for, from the current one; false (logged) when the NIC cannot have
+// it.
+bool reta_order_for(const rte_eth_dev* dev, const rte_eth_rss_reta_entry64* conf, uint16_t* order) {
+  const PortPriv& priv = *priv_of(dev);
+  const uint16_t n = dev->data->nb_rx_queues;
+  for (uint16_t p = 0; p < n; p++) order[p] = rss_table_queue(priv, n, p);
+  bool set[kMaxRxQueues] = {};
+  for (unsigned i = 0; i < hw::kRssTableSize; i++) {
+    if (!entry_set(conf, i)) continue;
+    const uint16_t q = entry_queue(conf, i);
+    const unsigned p = i & (n - 1u);
+    if (q >= n || (set[p] && order[p] != q)) {
+      MANA_DRV_LOG(ERR,
+                   "port %u: RETA entry %u -> queue %u: the NIC's table repeats every %u entries "
+                   "(entries %u, %u, ... share one queue) and names existing queues only",
+                   priv.port_id, i, q, n, p, p + n);
+      return false;
+    }
+    order[p] = q;
+    set[p] = true;
+  }
+  bool used[kMaxRxQueues] = {};
+  for (uint16_t p = 0; p < n; p++) {
+    if (used[order[p]]) {
+      MANA_DRV_LOG(ERR,
+                   "port %u: RETA: queue %u would take two of the table's %u positions; the NIC "
+                   "lists each RX queue once (doc/guide.md \"RSS at run time\")",
+                   priv.port_id, order[p], n);
+      return false;
+    }
+    used[order[p]] = true;
+  }
+  return true;
+}
+
+}  // namespace
+
+// The kernel programs entry i with the WQ at position i mod the table size (doc/hardware.md §2.5).
 int reta_query(rte_eth_dev* dev, rte_eth_rss_reta_entry64* conf, uint16_t size) {
-  if (size != hw::kRssTableSize) {
-    MANA_DRV_LOG(ERR, "port %u: the RSS table has %u entries, not %u", dev->data->port_id,
-                 hw::kRssTableSize, size);
-    return -EINVAL;
-  }
-  const uint16_t nb_rxq = dev->data->nb_rx_queues;
-  if (nb_rxq == 0) return -EINVAL;
-  for (uint16_t i = 0; i < size; i++) {
-    rte_eth_rss_reta_entry64& group = conf[i / RTE_ETH_RETA_GROUP_SIZE];
-    const unsigned bit = i % RTE_ETH_RETA_GROUP_SIZE;
-    if (group.mask & (1ULL << bit)) group.reta[bit] = static_cast<uint16_t>(i & (nb_rxq - 1));
-  }
+  if (!check_reta_size(dev, size)) return -EINVAL;
+  const uint16_t n = dev->data->nb_rx_queues;
+  const PortPriv& priv = *priv_of(dev);
+  for (uint16_t i = 0; i < size; i++)
+    if (entry_set(conf, i))
+      conf[i / RTE_ETH_RETA_GROUP_SIZE].reta[i % RTE_ETH_RETA_GROUP_SIZE] =
+          rss_table_queue(priv, n, static_cast<uint16_t>(i & (n - 1)));
   return 0;
+}
+
+int reta_update(rte_eth_dev* dev, rte_eth_rss_reta_entry64* conf, uint16_t size) {
+  if (!check_reta_size(dev, size)) return -EINVAL;
+  PortPriv& priv = *priv_of(dev);
+  const uint16_t n = dev->data->nb_rx_queues;
+  uint16_t order[kMaxRxQueues];
+  if (!reta_order_for(dev, conf, order)) return -ENOTSUP;
+  uint16_t old[kMaxRxQueues];
+  for (uint16_t p = 0; p < n; p++) old[p] = rss_table_queue(priv, n, p);
+  std::memcpy(priv.reta, order, n * sizeof(order[0]));
+  priv.reta_queues = n;
+  if (!dev->data->dev_started) return 0;
+  const int rc = rx_rebuild(dev, "change the RSS table");
+  if (rc != 0) {
+    std::memcpy(priv.reta, old, n * sizeof(old[0]));
+    if (rc != -ENOTSUP) rx_rebuild(dev, "restore the RSS table");
+  }
+  return rc;
 }
 
 }  // namespace mana

@@ -107,7 +107,7 @@ int create_queue_objects(rte_eth_dev* dev, PortPriv& priv, RxQueue& q) {
 int create_rss_qp(rte_eth_dev* dev, PortPriv& priv) {
   const uint16_t n = dev->data->nb_rx_queues;
   ibv_wq* wqs[kMaxRxQueues];
-  for (uint16_t i = 0; i < n; i++) wqs[i] = rxq_of(dev, i)->ib_wq;
+  for (uint16_t i = 0; i < n; i++) wqs[i] = rxq_of(dev, rss_table_queue(priv, n, i))->ib_wq;
 
   ibv_rwq_ind_table_init_attr tattr{};
   tattr.log_ind_tbl_size = log2_of_pow2(n);
@@ -233,10 +233,6 @@ void rx_ring_free(RxQueue& q) {
 int rx_queue_setup(rte_eth_dev* dev, uint16_t idx, uint16_t nb_desc, unsigned socket,
                    const rte_eth_rxconf* conf, rte_mempool* mp) {
   PortPriv* priv = priv_of(dev);
-  if (conf->rx_deferred_start) {
-    MANA_DRV_LOG(ERR, "port %u RX queue %u: deferred start is not supported", priv->port_id, idx);
-    return -EINVAL;
-  }
   // One buffer per frame (no scattered RX, doc/hardware.md §4.4): it must hold the largest frame
   // of the port's MTU (mtu_set refuses a larger MTU while this queue is set up).
   const uint32_t data_room = rte_pktmbuf_data_room_size(mp);
@@ -273,6 +269,7 @@ int rx_queue_setup(rte_eth_dev* dev, uint16_t idx, uint16_t nb_desc, unsigned so
   q->mp = mp;
   q->priv = priv;
   q->socket = sock;
+  q->deferred_start = conf->rx_deferred_start;
   mr_queue_cache_reset(q->mr);
   // Register the pool now, on the control path, so that the data path finds it.
   if (int rc = mr_register_mempool(priv->mr, mp, verbs_registrar(priv->pd)); rc != 0) {

@@ -132,10 +132,6 @@ void destroy_queue(TxQueue& q) {
 int tx_queue_setup(rte_eth_dev* dev, uint16_t idx, uint16_t nb_desc, unsigned socket,
                    const rte_eth_txconf* conf) {
   PortPriv* priv = priv_of(dev);
-  if (conf->tx_deferred_start) {
-    MANA_DRV_LOG(ERR, "port %u TX queue %u: deferred start is not supported", priv->port_id, idx);
-    return -EINVAL;
-  }
   const int sock =
       socket == static_cast<unsigned>(SOCKET_ID_ANY) ? priv->socket : static_cast<int>(socket);
   const uint32_t n = ring_size_for(nb_desc, max_desc_of(priv->caps));
@@ -161,6 +157,7 @@ int tx_queue_setup(rte_eth_dev* dev, uint16_t idx, uint16_t nb_desc, unsigned so
   q->queue_id = idx;
   q->priv = priv;
   q->socket = sock;
+  q->deferred_start = conf->tx_deferred_start;
   mr_queue_cache_reset(q->mr);
   // A TX queue cannot know its pools: register every pool now (later ones on their READY event),
   // so that the data path does not. A failure is retried there, for that pool's buffers only.

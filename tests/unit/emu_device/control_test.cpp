@@ -160,6 +160,10 @@ TEST(DeviceControl, RssQpChecks) {
   std::swap(wqs[0], wqs[64]);
   EXPECT_EQ(create(0, 1, 40), EBUSY);
   EXPECT_EQ(d.dev().destroy_qp(first), 0);
+  // The first RSS QP took the DMA regions of its WQs with it: they cannot serve another one
+  // (doc/hardware.md §2.5); a WQ never bound can.
+  EXPECT_EQ(create(0, 1, 40), EINVAL);
+  std::swap(wqs[0], wqs[64]);
   EXPECT_EQ(create(0, 1, 40), 0);
 }
 
