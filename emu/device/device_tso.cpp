@@ -38,8 +38,7 @@ CqeStatus DeviceImpl::send_tso(Sq& sq, const WqeView& w, const hw::TxOob& oob, b
   const bool inject_vlan = long_oob && hw::TxLongOob::InjectVlan::get(oob.l.dw2);
   if (inject_vlan && has_vlan_tag(pkt)) return {hw::kCqeTxVlanTaggingViolation};
   // Every frame must fit the MTU, not the packet.
-  const uint32_t mtu_frame =
-      port_mtu(port) + kEthHeaderLen + (has_vlan_tag(pkt) ? kVlanTagLen : 0);
+  const uint32_t mtu_frame = port_mtu(port) + kEthHeaderLen + (has_vlan_tag(pkt) ? kVlanTagLen : 0);
   if (tso_max_segment_len(len, r) > mtu_frame) return {hw::kCqeTxMtuDrop};
   const uint32_t count = tso_segment_count(len, r);
   for (uint32_t i = sq.tso_sent; i < count; ++i) {

@@ -18,6 +18,7 @@
 #include <string>
 
 #include "config/sysfs_tree.h"
+#include "mana/netlink_attrs.h"
 #include "verbs/exports.h"
 #include "verbs/runtime.h"
 
@@ -60,12 +61,12 @@ std::string requested_name(const void* buf, size_t len) {
   if (len < NLMSG_LENGTH(sizeof(ifinfomsg)) || h->nlmsg_len > len || h->nlmsg_type != RTM_GETLINK ||
       (h->nlmsg_flags & NLM_F_DUMP) == NLM_F_DUMP)
     return {};
-  int left = static_cast<int>(IFLA_PAYLOAD(h));
-  for (const rtattr* a = IFLA_RTA(NLMSG_DATA(h)); RTA_OK(a, left); a = RTA_NEXT(a, left))
-    if (a->rta_type == IFLA_IFNAME)
-      return std::string(static_cast<const char*>(RTA_DATA(a)),
-                         strnlen(static_cast<const char*>(RTA_DATA(a)), RTA_PAYLOAD(a)));
-  return {};
+  std::string name;
+  mana::for_each_link_attr(h, [&name](unsigned type, const uint8_t* data, size_t n) {
+    const auto* text = reinterpret_cast<const char*>(data);
+    if (type == IFLA_IFNAME && name.empty()) name.assign(text, strnlen(text, n));
+  });
+  return name;
 }
 
 void put_attr(PendingReply* r, uint16_t type, const void* data, size_t len) {

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <vector>
 
+#include "mana/netlink_attrs.h"
 #include "mana_log.h"
 #include "priv.h"
 
@@ -69,20 +70,19 @@ int parse_link_reply(const void* buf, size_t len, LinkMtu* out) {
   if (len < sizeof(nlmsghdr) || !NLMSG_OK(h, len)) return -EBADMSG;
   if (h->nlmsg_type == NLMSG_ERROR) {
     if (h->nlmsg_len < NLMSG_LENGTH(sizeof(nlmsgerr))) return -EBADMSG;
-    const int err = static_cast<const nlmsgerr*>(NLMSG_DATA(h))->error;
+    const int err = reinterpret_cast<const nlmsgerr*>(nl_payload(h))->error;
     return err < 0 ? err : -EBADMSG;  // 0 is an acknowledgement, not an answer
   }
   if (h->nlmsg_type != RTM_NEWLINK || h->nlmsg_len < NLMSG_LENGTH(sizeof(ifinfomsg)))
     return -EBADMSG;
   *out = LinkMtu{};
-  int left = static_cast<int>(IFLA_PAYLOAD(h));
-  for (const rtattr* a = IFLA_RTA(NLMSG_DATA(h)); RTA_OK(a, left); a = RTA_NEXT(a, left)) {
-    if (RTA_PAYLOAD(a) < sizeof(uint32_t)) continue;
+  for_each_link_attr(h, [out](unsigned type, const uint8_t* data, size_t size) {
+    if (size < sizeof(uint32_t)) return;
     uint32_t v = 0;
-    std::memcpy(&v, RTA_DATA(a), sizeof(v));
-    if (a->rta_type == IFLA_MTU) out->mtu = v;
-    if (a->rta_type == IFLA_MAX_MTU) out->max_mtu = v;
-  }
+    std::memcpy(&v, data, sizeof(v));
+    if (type == IFLA_MTU) out->mtu = v;
+    if (type == IFLA_MAX_MTU) out->max_mtu = v;
+  });
   return 0;
 }
 
