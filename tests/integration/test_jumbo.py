@@ -18,14 +18,15 @@ from test_fabric import fabric_ports, receiver_rx_packets
 
 SENDER = {"pci": "7870:00:00.0", "mac": "00:0d:3a:00:0a:01", "ip": "198.18.0.1"}
 RECEIVER = {"pci": "7870:00:01.0", "mac": "00:0d:3a:00:0b:01", "ip": "198.18.0.2"}
-# 9 KiB mbufs: keep each process's pool small (LISA's VMs have GiBs of hugepages).
+# 9 KiB mbufs: keep each process's pool small (LISA's VMs have GiBs of hugepages), and its memory
+# (-m 128): two processes must fit in the 512 hugepages scripts/hugepages.sh reserves, with room.
 POOL = ["--mbuf-size=9216", "--total-num-mbufs=4096"]
 FRAMES = 3000  # the receiver counts at least this many before the sender stops
 
 
 def testpmd(nic, fabric, prefix, args, emu_opts=()):
     eal = ["-l", "0-1", "--vdev", f"{nic['pci']},mac={nic['mac']}", "--file-prefix", prefix,
-           "-m", "256", "--huge-unlink", *harness.pmd_args()]
+           "-m", "128", "--huge-unlink", *harness.pmd_args()]
     return Program([*emu_run(["--vf", nic["pci"], "--mac", nic["mac"], "--ip", nic["ip"],
                               "--wire", f"fabric:{fabric}", *emu_opts]),
                     "--", "dpdk-testpmd", *eal, "--", *args])
