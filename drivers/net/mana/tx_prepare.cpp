@@ -136,11 +136,12 @@ inline int prepare_one(const TxQueue& q, rte_mbuf* m) {
   const FastCase c = kFastCases[(f >> kTxCsumFlagsShift) & 0x1F];
   if (c.kind == kNoRequest && (f & kRefusedTxFlags) == 0 && m->nb_segs <= q.max_segs) return 0;
   const uint32_t lens = static_cast<uint32_t>(m->tx_offload);
-  const int32_t l2 = static_cast<int32_t>(lens & kL2Mask);
-  const int32_t l3 = static_cast<int32_t>((lens >> kL3Shift) & kL3Mask);
-  const int32_t end = l2 + l3 + c.field_end;
-  const int32_t short_by =
-      (l2 - RTE_ETHER_HDR_LEN) | (l3 - c.min_l3) | (static_cast<int32_t>(m->data_len) - end);
+  const uint32_t l2 = lens & kL2Mask;
+  const uint32_t l3 = (lens >> kL3Shift) & kL3Mask;
+  const uint32_t end = l2 + l3 + c.field_end;
+  // Unsigned: a broken rule wraps its (small) difference, which sets the top bit.
+  const auto short_by = static_cast<int32_t>((l2 - RTE_ETHER_HDR_LEN) | (l3 - c.min_l3) |
+                                             (uint32_t{m->data_len} - end));
   if (((f & kUncommonFlags) | (refcnt_segs ^ kOneSegUnshared)) == 0 && short_by >= 0) {
     const uint8_t* ip = rte_pktmbuf_mtod_offset(m, const uint8_t*, l2);
     *rte_pktmbuf_mtod_offset(m, unaligned_uint16_t*, end - sizeof(uint16_t)) =
