@@ -56,7 +56,7 @@ __attribute__((noinline)) bool seed_in_burst(TxQueue& q, rte_mbuf* m) {
 // here: a packet is prepared for one send).
 inline bool checksum_ready(TxQueue& q, rte_mbuf* m, uint64_t f, uint64_t seeded) {
   if (f & seeded) {
-    m->ol_flags = f & ~seeded;
+    m->ol_flags = f ^ seeded;
     return true;
   }
   return seed_in_burst(q, m);
@@ -124,9 +124,11 @@ uint16_t post_short_wqes(TxQueue& q, const ProcessPrivate& pp, rte_mbuf** pkts, 
     if constexpr (kChecksum) {
       const uint64_t f = m->ol_flags;
       if (!checksum_ready(q, m, f, seeded)) break;
-      oob |= tx_csum_dw0_fast(f);
-      if ((f & RTE_MBUF_F_TX_L4_MASK) == RTE_MBUF_F_TX_TCP_CKSUM)
-        oob |= uint64_t{hw::TxShortOob::TransportOffset::set(0, m->l2_len + m->l3_len)} << 32;
+      // The TCP checksum bit of the looked-up word tells whether the NIC needs the offset.
+      const uint32_t bits = tx_csum_dw0_fast(f);
+      oob |= bits;
+      if (hw::TxShortOob::TcpCsum::get(bits))
+        oob |= uint64_t{hw::TxShortOob::TransportOffset::set(0, tx_l2_l3_len(m))} << 32;
     }
     const uint32_t bu = first_bu + i;
     auto* w = reinterpret_cast<uint64_t*>(ring + ((bu * hw::kBasicUnit) & ring_mask));

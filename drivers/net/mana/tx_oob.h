@@ -73,9 +73,18 @@ constexpr auto tx_csum_flags_table(F f) {
   for (uint64_t i = 0; i < t.size(); i++) t[i] = f(i << kTxCsumFlagsShift);
   return t;
 }
-inline constexpr auto kTxCsumDw0 = tx_csum_flags_table(tx_csum_dw0);
+// Hidden: the burst reads it RIP-relative, not through the GOT of a shared object.
+[[gnu::visibility("hidden")]] inline constexpr auto kTxCsumDw0 = tx_csum_flags_table(tx_csum_dw0);
 inline uint32_t tx_csum_dw0_fast(uint64_t ol_flags) {
   return kTxCsumDw0[(ol_flags >> kTxCsumFlagsShift) & 0x1F];
+}
+
+// l2_len + l3_len, the TCP transport offset, from one load of the tx_offload word (its lowest
+// bit-fields, little endian).
+inline uint32_t tx_l2_l3_len(const rte_mbuf* m) {
+  const auto lens = static_cast<uint32_t>(m->tx_offload);
+  return (lens & RTE_LEN2MASK(RTE_MBUF_L2_LEN_BITS, uint32_t)) +
+         ((lens >> RTE_MBUF_L2_LEN_BITS) & RTE_LEN2MASK(RTE_MBUF_L3_LEN_BITS, uint32_t));
 }
 
 // Fills the short OOB for a packet with offload flags `ol_flags` and header lengths: the checksum
