@@ -125,6 +125,15 @@ constexpr HwOption kOptions[] = {
        return number(v, kMaxAdapterMtu, &hw->adapter_mtu) && hw->adapter_mtu >= 1500;
      },
      [](const HwBehaviour& hw) { return std::to_string(hw.adapter_mtu); }},
+    {"vport-mtu", "netdev|adapter",
+     [](std::string_view v, HwBehaviour* hw) {
+       if (v != "netdev" && v != "adapter") return false;
+       hw->vport_mtu_adapter = v == "adapter";
+       return true;
+     },
+     [](const HwBehaviour& hw) {
+       return std::string(hw.vport_mtu_adapter ? "adapter" : "netdev");
+     }},
     {"tso-ip-id", "increment|fixed",
      [](std::string_view v, HwBehaviour* hw) {
        if (v != "increment" && v != "fixed") return false;

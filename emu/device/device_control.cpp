@@ -308,6 +308,10 @@ int DeviceImpl::acquire_vport(Port& port, uint32_t pd_id) {
 // The vPort takes its netdev's MTU when it is configured (doc/emulator.md "MTU"). The kernel
 // refuses an MTU above the adapter's; a file that says more (written by hand) is ignored, loudly.
 void DeviceImpl::follow_netdev_mtu(Port& port) {
+  if (config_.hw.vport_mtu_adapter) {  // hw vport-mtu=adapter: the netdev's MTU is not the NIC's
+    std::atomic_ref<uint32_t>(port.mtu).store(config_.hw.adapter_mtu, std::memory_order_relaxed);
+    return;
+  }
   const std::string& path = config_.ports[port.index].mtu_file;
   if (path.empty()) return;
   FILE* f = std::fopen(path.c_str(), "re");

@@ -51,6 +51,9 @@ struct HwBehaviour {
   // The adapter's MTU as its kernel netdev shows it (max_mtu = the kernel's adapter_mtu - 14): the
   // largest MTU a port may take. 9000 with jumbo frames (Linux >= 6.4), 1500 before.
   uint32_t adapter_mtu = 9000;
+  // Which MTU the vPort enforces (doc/hardware.md §9.11, open): its netdev's (false) or the
+  // adapter's, whatever the netdev says (true).
+  bool vport_mtu_adapter = false;
   // TSO: the IPv4 id of segment i is the header's + i (false), or the header's in every segment.
   bool tso_fixed_ip_id = false;
 };

@@ -96,5 +96,26 @@ TEST(VportMtu, AnMtuAboveTheAdapterMtuIsIgnored) {
   EXPECT_EQ(tx_result(d, tx, 1515), hw::kCqeTxMtuDrop);
 }
 
+TEST(VportMtu, UnderVportMtuAdapterTheNetdevMtuDoesNotLimit) {
+  MtuFile file("1500\n");
+  VfConfig c = config_with(file, 9000);
+  c.hw.vport_mtu_adapter = true;
+  Driver d(c, 8 << 20);
+  TxQueue tx(d, 1);
+  ASSERT_EQ(tx.status, 0);
+  EXPECT_EQ(tx_result(d, tx, 9014, 3), hw::kCqeTxOkay);
+  EXPECT_EQ(tx_result(d, tx, 9015, 3), hw::kCqeTxMtuDrop);
+  RxSet rx(d, 1, 1);
+  ASSERT_EQ(rx.status, 0);
+  rx.post(0, 8, 9216);
+  rx.doorbell(0);
+  d.wire(0).incoming.push_back(build_frame(udp(4014)));
+  d.dev().poll();
+  unsigned completions = 0;
+  while (const hw::Cqe* cqe = rx.queues[0]->cq.next()) completions += cqe->type() == hw::kCqeRxOkay;
+  EXPECT_EQ(completions, 1u);
+  EXPECT_EQ(d.dev().port_counters(0).rx_mtu_drops, 0u);
+}
+
 }  // namespace
 }  // namespace mana::emu::test
