@@ -106,6 +106,17 @@ def stop_fwd(p):
     command(p, "stop", r"Done\.|Packet forwarding not started")
 
 
+def finish_clean(p):
+    """Stops forwarding and the port: no error completion, every mbuf back in the pool, a clean
+    exit."""
+    stop_fwd(p)
+    expect_no_error_completions(p)
+    command(p, "port stop 0")
+    expect(in_use(p) == 0, f"{in_use(p)} mbufs not back in the pool after port stop", p)
+    p.send("quit")
+    expect(p.finish() == 0, "testpmd failed", p)
+
+
 def test_rx_queue_stop_start_and_deferred_start():
     """Queue 1 deferred: its flows are not delivered while queue 0's are; after `port 0 rxq 1
     start` both queues receive and none of the frames queue 1 got while stopped comes out; the same
@@ -205,12 +216,7 @@ def test_tx_queue_stop_start():
     start_fwd(p)
     harness.repeat_until(lambda: tx_counts(p), lambda c: c[1] > before[1] + 1000,
                          "1000 packets on TX queue 1 after its start", timeout=60)
-    stop_fwd(p)
-    expect_no_error_completions(p)
-    command(p, "port stop 0")
-    expect(in_use(p) == 0, f"{in_use(p)} mbufs not back in the pool after port stop", p)
-    p.send("quit")
-    expect(p.finish() == 0, "testpmd failed", p)
+    finish_clean(p)
 
 
 def test_reta_and_rss_key_while_forwarding():
@@ -246,12 +252,7 @@ def test_reta_and_rss_key_while_forwarding():
     seen = send_and_wait(p, batch, set(batch))
     expect(all(seen[i] == 1 - (flow_hash(i, NEW_KEY) & 63) % 2 for i in batch),
            f"after new hash types: {seen}", p)
-    stop_fwd(p)
-    expect_no_error_completions(p)
-    command(p, "port stop 0")
-    expect(in_use(p) == 0, f"{in_use(p)} mbufs not back in the pool after port stop", p)
-    p.send("quit")
-    expect(p.finish() == 0, "testpmd failed", p)
+    finish_clean(p)
 
 
 def test_primary_stops_a_secondarys_queue():
