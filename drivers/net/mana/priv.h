@@ -76,6 +76,7 @@ struct TxQueueStats {
   uint64_t mr_miss;             // packets refused: no memory registration covers a segment
   uint64_t csum_headers_split;  // packets refused: L4 checksum field not in the first segment
   uint64_t csum_readonly;       // packets refused: seed needed but the mbuf data is shared
+  uint64_t tso_invalid;  // TSO packets refused: headers, MSS or size beyond what a WQE carries
   uint64_t cqe_errors[kTxCqeErrorKinds];
 };
 

@@ -35,6 +35,7 @@ constexpr Counter kTxQueueCounters[] = {
     {"mr_lookup_failures", offsetof(TxQueueStats, mr_miss)},
     {"checksum_headers_split", offsetof(TxQueueStats, csum_headers_split)},
     {"checksum_readonly_mbuf", offsetof(TxQueueStats, csum_readonly)},
+    {"tso_invalid_requests", offsetof(TxQueueStats, tso_invalid)},
 };
 constexpr const char* kRxCqeNames[kRxCqeErrorKinds] = {"invalid", "object_fence", "truncated",
                                                        "unknown"};

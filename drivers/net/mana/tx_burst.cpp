@@ -63,15 +63,15 @@ inline bool checksum_ready(TxQueue& q, rte_mbuf* m, uint64_t f, uint64_t seeded)
 }
 
 // The headers of a TSO packet as the NIC needs them (tx_tso.h), unless tx_prepare did it (its mark
-// cleared here). False, counted, if they cannot be written.
+// cleared here). False, counted, for a request the WQE cannot carry or headers it cannot write.
 __attribute__((noinline)) bool tso_ready(TxQueue& q, rte_mbuf* m) {
   const uint64_t f = m->ol_flags;
   if (f & q.seeded_flag) {
     m->ol_flags = f & ~q.seeded_flag;
     return true;
   }
-  if (tso_header_len(m) > m->data_len) {
-    q.stats.csum_headers_split++;
+  if (!tso_fits_wqe(m)) {
+    q.stats.tso_invalid++;
     return false;
   }
   if (tso_fix_headers(m) == SeedResult::kDone) return true;

@@ -26,10 +26,9 @@ constexpr uint64_t kSupportedTxFlags = RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IPV6 |
 
 constexpr uint64_t kRefusedTxFlags = RTE_MBUF_F_TX_OFFLOAD_MASK & ~kSupportedTxFlags;
 
-// 0 or the errno that refuses a TSO packet (doc/hardware.md §4.11): TCP over IPv4 or IPv6, whole
-// headers in the first segment and short enough for last_vbytes, an MSS client_data_unit holds and
-// the MTU takes, room for the header SGE, at most 64 KiB. Out of line: the loop over the common
-// cases keeps its registers.
+// 0 or the errno that refuses a TSO packet (doc/hardware.md §4.11): TCP over IPv4 or IPv6, what
+// the WQE can carry (tso_fits_wqe), frames the MTU takes, room for the header SGE. Out of line: the
+// loop over the common cases keeps its registers.
 __attribute__((noinline)) int prepare_tso(const TxQueue& q, rte_mbuf* m) {
   const uint64_t f = m->ol_flags;
   if (!q.tso || (f & (kRefusedTxFlags & ~RTE_MBUF_F_TX_TCP_SEG))) return ENOTSUP;
@@ -38,11 +37,10 @@ __attribute__((noinline)) int prepare_tso(const TxQueue& q, rte_mbuf* m) {
   const bool v4 = f & RTE_MBUF_F_TX_IPV4;
   if (v4 == static_cast<bool>(f & RTE_MBUF_F_TX_IPV6)) return EINVAL;
   const uint32_t min_l3 = v4 ? sizeof(rte_ipv4_hdr) : sizeof(rte_ipv6_hdr);
-  const uint32_t header = tso_header_len(m);
   if (m->l2_len < RTE_ETHER_HDR_LEN || m->l3_len < min_l3 || m->l4_len < sizeof(rte_tcp_hdr) ||
-      header > kMaxTsoHeader || header > m->data_len)
+      !tso_fits_wqe(m))
     return EINVAL;
-  if (m->tso_segsz == 0 || m->tso_segsz > kMaxTsoMss || m->pkt_len > kMaxTsoPacket) return EINVAL;
+  const uint32_t header = tso_header_len(m);
   // Each frame the NIC makes must fit the MTU (the NIC drops the packet otherwise).
   const uint32_t payload = m->pkt_len - header;
   if (m->l3_len + m->l4_len + RTE_MIN(payload, static_cast<uint32_t>(m->tso_segsz)) >

@@ -29,6 +29,15 @@ inline constexpr uint32_t kMaxTsoPacket = 65536;
 
 inline uint32_t tso_header_len(const rte_mbuf* m) { return m->l2_len + m->l3_len + m->l4_len; }
 
+// What the WQE itself can carry: headers in the first segment and within last_vbytes, a payload
+// after them, an MSS client_data_unit holds, at most 64 KiB. Checked by tx_prepare and, for packets
+// it did not see, by the burst (a value beyond its field would be cut, not refused, by the NIC).
+inline bool tso_fits_wqe(const rte_mbuf* m) {
+  const uint32_t header = tso_header_len(m);
+  return header <= kMaxTsoHeader && header <= m->data_len && header < m->pkt_len &&
+         m->tso_segsz != 0 && m->tso_segsz <= kMaxTsoMss && m->pkt_len <= kMaxTsoPacket;
+}
+
 // The pseudo-header sum without the length (addresses and protocol 6), as the kernel leaves it in a
 // GSO packet's TCP checksum field and as DPDK's TSO convention has it; memory order.
 inline uint16_t tso_phdr_seed(const uint8_t* ip, bool v4) {

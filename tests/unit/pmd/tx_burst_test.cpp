@@ -642,6 +642,21 @@ TEST_F(TxTsoTest, HeadersFillingTheFirstSegmentTakeItWhole) {
   EXPECT_EQ(rte_pktmbuf_mtod_offset(v6, rte_ipv6_hdr*, 14)->payload_len, 0);
 }
 
+// Without tx_prepare the burst still refuses what the WQE's fields cannot hold (the NIC would cut
+// an MSS to 14 bits): it stops there, counts it and posts nothing.
+TEST_F(TxTsoTest, BurstRefusesAnUnpreparedRequestTheWqeCannotCarry) {
+  rte_mbuf* m = tso_packet(false, 1000);
+  m->tso_segsz = 16384;
+  std::vector<rte_mbuf*> pkts{m};
+  const uint32_t bu = q_.sq.head_bu;
+  EXPECT_EQ(tx(tso_, pkts), 0);
+  EXPECT_EQ(q_.stats.tso_invalid, 1u);
+  EXPECT_EQ(q_.sq.head_bu, bu);
+  m->tso_segsz = 500;
+  EXPECT_EQ(tx(tso_, pkts), 1);
+  EXPECT_EQ(hw::WqeHeader::ClientDataUnit::get(header_at(bu).dw1), 500u);
+}
+
 TEST_F(TxTsoTest, PrepareRefusesWhatTheWqeCannotCarry) {
   struct Case {
     const char* what;
@@ -658,6 +673,11 @@ TEST_F(TxTsoTest, PrepareRefusesWhatTheWqeCannotCarry) {
        }},
       {"frames above the MTU", [](rte_mbuf* m) { m->tso_segsz = 961; }},
       {"no IP version", [](rte_mbuf* m) { m->ol_flags &= ~RTE_MBUF_F_TX_IPV4; }},
+      {"headers only, no payload",
+       [](rte_mbuf* m) {
+         m->data_len = 54;
+         m->pkt_len = 54;
+       }},
   };
   data_.mtu = 1000;
   for (const Case& c : cases) {
