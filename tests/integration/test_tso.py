@@ -130,7 +130,7 @@ def xstats_errors(p, port):
     p.send(f"show port stats {port}")
     p.wait_for(rf"NIC statistics for port {port}", start=mark)
     text = "\n".join(p.lines[mark:p.last_index])
-    return {k: int(v) for k, v in re.findall(r"(tx_\S*(?:error|drop|fail|segs|split|readonly)\S*):\s+(\d+)",
+    return {k: int(v) for k, v in re.findall(r"(tx_\S*(?:error|drop|fail|segs|split|readonly|invalid)\S*):\s+(\d+)",
                                              text) if int(v) != 0}
 
 
@@ -148,6 +148,9 @@ def check_tso(families, hw=()):
                     f"set eth-peer 1 {macs[1]}", "port start all"):
             p.send(cmd)
         p.wait_for(rf"TSO segment size for non-tunneled packets is {MSS}")
+        mark = len(p.lines)
+        p.send("show txq info 1 0")
+        p.wait_for(r"Burst mode: Scalar, checksum, multi-segment, TSO$", start=mark)
         p.send("start")
         p.wait_for(FORWARDING_STARTED)
         dump = harness.Program(["ip", "netns", "exec", NETNS[1], "tcpdump", "-i", TAPS[1], "-nn",

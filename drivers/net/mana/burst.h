@@ -9,6 +9,13 @@
 namespace mana {
 
 eth_rx_burst_t select_rx_burst(uint64_t rx_offloads);
+// The TX offloads that select a checksum burst, and those that select the multi-segment one (a TSO
+// WQE has at least two SGEs).
+inline constexpr uint64_t kTxCsumOffloads =
+    RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_TCP_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM;
+inline constexpr uint64_t kTxMultiSegOffloads =
+    RTE_ETH_TX_OFFLOAD_MULTI_SEGS | RTE_ETH_TX_OFFLOAD_TCP_TSO;
+
 // `long_oob`: some TX queue's OOB template is long (vPort offset above 255); a burst chosen without
 // it sends short OOBs only.
 eth_tx_burst_t select_tx_burst(uint64_t tx_offloads, bool long_oob = false);

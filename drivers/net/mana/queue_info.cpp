@@ -53,13 +53,12 @@ int rx_burst_mode_get(rte_eth_dev* dev, uint16_t, rte_eth_burst_mode* mode) {
 // The variant select_port_tx_burst takes: offloads, and the long OOB when a queue needs it.
 int tx_burst_mode_get(rte_eth_dev* dev, uint16_t, rte_eth_burst_mode* mode) {
   const uint64_t o = dev->data->dev_conf.txmode.offloads;
-  constexpr uint64_t kCsum =
-      RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_TCP_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM;
   const bool long_oob = select_tx_burst(o, true) != select_tx_burst(o, false) &&
                         select_port_tx_burst(dev) == select_tx_burst(o, true);
   mode->flags = 0;
-  name_variant(mode, {{(o & kCsum) != 0, "checksum"},
-                      {(o & RTE_ETH_TX_OFFLOAD_MULTI_SEGS) != 0, "multi-segment"},
+  name_variant(mode, {{(o & kTxCsumOffloads) != 0, "checksum"},
+                      {(o & kTxMultiSegOffloads) != 0, "multi-segment"},
+                      {(o & RTE_ETH_TX_OFFLOAD_TCP_TSO) != 0, "TSO"},
                       {(o & RTE_ETH_TX_OFFLOAD_VLAN_INSERT) != 0, "VLAN insert"},
                       {long_oob, "long OOB"}});
   return 0;

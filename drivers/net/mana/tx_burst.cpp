@@ -301,11 +301,8 @@ uint16_t tx_burst(void* queue, rte_mbuf** pkts, uint16_t nb_pkts) {
 uint16_t tx_burst_stopped(void*, rte_mbuf**, uint16_t) { return 0; }
 
 eth_tx_burst_t select_tx_burst(uint64_t tx_offloads, bool long_oob) {
-  constexpr uint64_t kCsum =
-      RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_TCP_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM;
-  const bool csum = tx_offloads & kCsum;
-  // TSO packets take the multi-segment burst (a TSO WQE has at least two SGEs).
-  const bool multi = tx_offloads & (RTE_ETH_TX_OFFLOAD_MULTI_SEGS | RTE_ETH_TX_OFFLOAD_TCP_TSO);
+  const bool csum = tx_offloads & kTxCsumOffloads;
+  const bool multi = tx_offloads & kTxMultiSegOffloads;
   const bool vlan = tx_offloads & RTE_ETH_TX_OFFLOAD_VLAN_INSERT;
 #define MANA_TX_BURSTS(l)                                              \
   tx_burst<false, false, false, l>, tx_burst<false, false, true, l>,   \
