@@ -114,7 +114,7 @@ bool reta_order_for(const rte_eth_dev* dev, const rte_eth_rss_reta_entry64* conf
     if (used[order[p]]) {
       MANA_DRV_LOG(ERR,
                    "port %u: RETA: queue %u would take two of the table's %u positions; the NIC "
-                   "lists each RX queue once (doc/guide.md \"RSS at run time\")",
+                   "lists each RX queue once (doc/guide.md \"Queues at run time\")",
                    priv.port_id, order[p], n);
       return false;
     }
