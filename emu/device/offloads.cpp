@@ -16,13 +16,6 @@ constexpr uint32_t kUdpChecksumOffset = 6;
 constexpr uint32_t kIpv4MinHeader = 20;
 constexpr uint32_t kIpv6Header = 40;
 
-uint16_t load_be16(const uint8_t* p) { return static_cast<uint16_t>((p[0] << 8) | p[1]); }
-
-void store_be16(uint8_t* p, uint16_t v) {
-  p[0] = static_cast<uint8_t>(v >> 8);
-  p[1] = static_cast<uint8_t>(v);
-}
-
 uint32_t ipv4_ihl_bytes(const uint8_t* ip) { return (ip[0] & 0xFu) * 4; }
 
 uint32_t pseudo_sum(const uint8_t* frame, const FrameInfo& info) {

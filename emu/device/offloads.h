@@ -16,6 +16,13 @@ inline constexpr uint32_t kEthHeaderLen = 14;
 inline constexpr uint32_t kVlanTagLen = 4;
 inline constexpr uint16_t kEtherTypeVlan = 0x8100;
 
+// Big-endian (network order) header fields.
+inline uint16_t load_be16(const uint8_t* p) { return static_cast<uint16_t>((p[0] << 8) | p[1]); }
+inline void store_be16(uint8_t* p, uint16_t v) {
+  p[0] = static_cast<uint8_t>(v >> 8);
+  p[1] = static_cast<uint8_t>(v);
+}
+
 // True when an outer 802.1Q tag follows the source MAC (frame at least 14 bytes).
 inline bool has_vlan_tag(const uint8_t* frame) {
   return ((frame[12] << 8) | frame[13]) == kEtherTypeVlan;

@@ -15,13 +15,8 @@ constexpr uint32_t kIpv6Header = 40;
 constexpr uint32_t kTcpMinHeader = 20;
 constexpr uint8_t kTcpFin = 0x01, kTcpPsh = 0x08, kTcpCwr = 0x80;
 
-uint16_t load_be16(const uint8_t* p) { return static_cast<uint16_t>((p[0] << 8) | p[1]); }
 uint32_t load_be32(const uint8_t* p) {
   return uint32_t{p[0]} << 24 | uint32_t{p[1]} << 16 | uint32_t{p[2]} << 8 | p[3];
-}
-void store_be16(uint8_t* p, uint16_t v) {
-  p[0] = static_cast<uint8_t>(v >> 8);
-  p[1] = static_cast<uint8_t>(v);
 }
 void store_be32(uint8_t* p, uint32_t v) {
   store_be16(p, static_cast<uint16_t>(v >> 16));
