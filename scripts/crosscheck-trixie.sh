@@ -20,7 +20,7 @@ step() {
 
 step "chroot" scripts/trixie-chroot.sh >/dev/null
 # Hugepages come from the host (the chroot sees its /dev/hugepages).
-step "hugepages" scripts/hugepages.sh 512 >/dev/null
+step "hugepages" scripts/hugepages.sh >/dev/null
 step "build (g++ 14, -Dpmd=false)" scripts/trixie-chroot.sh run \
   env BUILD_DIR="$top/build-trixie" scripts/build.sh -Dpmd=false
 step "unit tests (emulator, rdma-core 56)" scripts/trixie-chroot.sh run \

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# Make sure hugetlbfs is mounted and at least N (default 512) 2 MiB hugepages are reserved.
+# Make sure hugetlbfs is mounted and at least N (default 1024: the integration suite's budget, tests/integration/hugepages.py) 2 MiB hugepages are reserved.
 set -euo pipefail
-need=${1:-512}
+need=${1:-1024}
 die() { echo "hugepages: error: $*" >&2; exit 1; }
 nr=/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
 [ -w "$nr" ] || die "cannot write $nr: run as root on a kernel with 2 MiB hugepages"

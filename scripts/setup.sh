@@ -24,7 +24,7 @@ esac
 packages=(dpdk dpdk-dev libdpdk-dev libibverbs-dev ibverbs-providers rdma-core
   meson ninja-build g++ pkg-config libgtest-dev python3 python3-pyelftools python3-scapy
   dpkg-dev debhelper lintian dpdk-doc gcc xz-utils iproute2 iputils-ping tcpdump tshark procps util-linux
-  kmod clang-format clang-tidy valgrind)
+  kmod clang clang-format clang-tidy valgrind)
 
 # The packages named that are not installed, one a line.
 not_installed() {
@@ -75,6 +75,6 @@ fi
 "$top/scripts/fetch-dpdk-sdk.sh"
 
 if [ $want_huge = 1 ]; then
-  "$top/scripts/hugepages.sh" 512
+  "$top/scripts/hugepages.sh"
 fi
 say "ready"

@@ -3,32 +3,62 @@
 # All tests, as CI runs them, on a fresh Debian 12 machine (as root): setup, build, lint
 # (clang-format drift, clang-tidy: scripts/lint.sh), every unit and
 # integration test, the unit tests again in a sanitizer build (address, undefined), the emulator's
-# concurrent parts under ThreadSanitizer, then the cross-check with Debian 13's own DPDK 24.11
-# net_mana in a Debian 13 chroot.
-set -euo pipefail
+# and the driver's concurrent parts under ThreadSanitizer, then the cross-check with Debian 13's
+# own DPDK 24.11 net_mana in a Debian 13 chroot.
+# Every stage runs even when an earlier one failed (a failure must not hide whether the later
+# stages pass); the summary at the end names each stage's result, and the exit status is 1 when
+# any failed. Setup and the main build are the exception: nothing can run without them.
+set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
-scripts/setup.sh
+scripts/setup.sh || { echo "test.sh: setup failed: nothing can run" >&2; exit 1; }
+BUILD_DIR=$top/build scripts/build.sh || { echo "test.sh: the build failed: nothing can run" >&2; exit 1; }
 
-BUILD_DIR=$top/build scripts/build.sh
+results=()
+failed=0
+# stage NAME COMMAND...: runs one stage, keeps its result and time for the summary.
+stage() {
+  local name=$1 started rc
+  shift
+  echo "=== test.sh: $name"
+  started=$(date +%s)
+  "$@"
+  rc=$?
+  results+=("$(printf '%-52s %s (%d s)' "$name" "$([ $rc = 0 ] && echo passed || echo "FAILED, status $rc")" \
+    $(($(date +%s) - started)))")
+  [ $rc = 0 ] || failed=1
+}
+
 # Formatting drift and clang-tidy (.clang-tidy) on our sources: about 1.5 min on 2 cores.
-BUILD_DIR=$top/build scripts/lint.sh
-meson test -C build --print-errorlogs --num-processes 2
+stage "lint (clang-format, clang-tidy)" env BUILD_DIR="$top/build" scripts/lint.sh
+stage "meson test (unit + integration)" meson test -C build --print-errorlogs --num-processes 2
 
 # The sanitizer build runs the unit tests (the integration tests load our PMD into Debian's
 # uninstrumented testpmd, which ASan cannot follow).
-BUILD_DIR=$top/build-asan scripts/build.sh -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
 # verify_asan_link_order=0: the emulator's LD_PRELOAD library is instrumented too and is preloaded
 # into test programs that load the ASan runtime themselves.
-ASAN_OPTIONS=detect_leaks=1:verify_asan_link_order=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-  meson test -C build-asan --suite unit --print-errorlogs --num-processes 2
+asan() {
+  BUILD_DIR=$top/build-asan scripts/build.sh -Db_sanitize=address,undefined -Db_lundef=false \
+    -Dbuildtype=debug || return
+  ASAN_OPTIONS=detect_leaks=1:verify_asan_link_order=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+    meson test -C build-asan --suite unit --print-errorlogs --num-processes 2
+}
+stage "ASan/UBSan unit tests" asan
 
-# ThreadSanitizer over the emulator's concurrent parts (device thread, doorbell FIFO and queue,
-# control server, wires): the unit tests of meson suite `tsan`. -Dpmd=false: the driver only runs
-# inside Debian's uninstrumented DPDK, so it is left out (and the build stays short).
-BUILD_DIR=$top/build-tsan scripts/build.sh -Db_sanitize=thread -Db_lundef=false -Dbuildtype=debug -Dpmd=false
-TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-  meson test -C build-tsan --suite tsan --print-errorlogs --num-processes 2
+# ThreadSanitizer over the concurrent parts: the emulator's (device thread, doorbell FIFO and queue,
+# control server, wires) and the driver's (queue gate, kept queues, the lock-free MR table), the
+# unit tests of meson suite `tsan`. The driver's tests run its code in the test program (DPDK's
+# libraries are not instrumented: only our side of each race is seen).
+tsan() {
+  BUILD_DIR=$top/build-tsan scripts/build.sh -Db_sanitize=thread -Db_lundef=false -Dbuildtype=debug || return
+  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+    meson test -C build-tsan --suite tsan --print-errorlogs --num-processes 2
+}
+stage "TSan tests" tsan
 
 # An independent driver on the emulator: Debian 13's DPDK 24.11 and its net_mana, in a chroot.
-scripts/crosscheck-trixie.sh
+stage "Debian 13 cross-check (DPDK 24.11 net_mana)" scripts/crosscheck-trixie.sh
+
+echo "=== test.sh: summary"
+printf '%s\n' "${results[@]}"
+exit $failed

@@ -17,6 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import hugepages
+
 BUILD = Path(os.environ.get("MANA_BUILD_DIR", Path(__file__).resolve().parents[2] / "build"))
 BUILT_PMD = BUILD / "drivers/net/mana/librte_net_mana.so"
 
@@ -50,6 +52,8 @@ MANA_EMU = BUILD / "emu/tool/mana-emu"
 # A named set of hardware/kernel behaviours (mana-emu run --profile; doc/emulator.md) under which
 # every emulator this test process starts runs; empty: mana-emu's defaults.
 PROFILE = os.environ.get("MANA_EMU_PROFILE", "")
+# Options that change single behaviours of that profile (e.g. ["--hw", "vport-offset=0"]).
+PROFILE_OVERRIDES = []
 OUTPUT_MARK = "\noutput:\n"  # a failure's reason ends here; the program output it carries follows
 
 
@@ -72,7 +76,7 @@ def emu_run(emu_opts):
     """The `mana-emu run` command line with `emu_opts`: the profile first, so that a test's own
     options override it."""
     profile = ["--profile", PROFILE] if PROFILE else []
-    return [MANA_EMU, "run", *profile, *emu_opts]
+    return [MANA_EMU, "run", *profile, *PROFILE_OVERRIDES, *emu_opts]
 
 
 def emu_hw(emu_opts=()):
@@ -165,7 +169,7 @@ class Program:
                               OUTPUT_MARK + self.output()[-6000:])
             if not self._pump(min(left, 0.5)) and self.proc.poll() is not None:
                 raise Failure(f"{self.argv[0]} exited ({self.proc.returncode}) before /{pattern}/" +
-                              OUTPUT_MARK + self.output()[-6000:])
+                              self._memory_note() + OUTPUT_MARK + self.output()[-6000:])
 
     def stop(self, sig=signal.SIGINT, timeout=30.0):
         """Sends `sig` (to the whole session), collects the rest of the output, returns the status."""
@@ -191,10 +195,19 @@ class Program:
     def output(self):
         return "\n".join(self.lines)
 
+    def _memory_note(self):
+        """For a DPDK program that died for want of hugepages: how many were free, and who held them."""
+        text = self.output()
+        if "Not enough memory available" not in text and "Cannot allocate memory" not in text:
+            return ""
+        held = ", ".join(hugepages.holders()) or "none"
+        return (f" (out of hugepage memory: {hugepages.free_mb()} of {hugepages.total_mb()} MB free now;"
+                f" mapped by: {held})")
+
 
 def eal_args(prefix, extra=()):
     """EAL arguments that keep concurrent tests apart and need few hugepages."""
-    return ["-l", "0-1", "--file-prefix", prefix, "--huge-unlink", "-m", "256", *pmd_args(), *extra]
+    return ["-l", "0-1", "--file-prefix", prefix, "--huge-unlink", *pmd_args(), *extra]
 
 
 EMU_BDF = "7870:00:00.0"
@@ -211,7 +224,7 @@ def testpmd_on_emu(emu_opts, prefix, testpmd_opts, eal_extra=None, interactive=F
     hugepage files are unlinked at once unless secondary processes will need to map them.
     `lcores`: an EAL --lcores map (lcore ids of the processes of one DPDK instance must differ: each
     lcore id has its own mempool cache, shared by every process)."""
-    eal = ["--lcores", lcores, "--file-prefix", prefix, "-m", "256", *pmd_args(pmd)]
+    eal = ["--lcores", lcores, "--file-prefix", prefix, *pmd_args(pmd)]
     if not secondaries:
         eal.append("--huge-unlink")
     eal += eal_extra if eal_extra is not None else ["-a", EMU_BDF]
@@ -360,12 +373,38 @@ def run_tests(named_tests):
 
 
 def main(tests):
-    """Runs the test functions; prints 'N passed, N failed, N skipped' (read by CI) and exits
-    non-zero on failure. A skipped test prints its one-line reason."""
+    """Runs the test functions; prints 'N passed, N failed, N skipped' (read by CI). Exit status:
+    1 on a failure; 77 (meson's SKIP) when every test skipped; 1 too when any test skipped under
+    CI=true, where every registered test must run. The calling test file declares its hugepage
+    need as HUGEPAGES_MB (hugepages.py)."""
     if PROFILE:
         print(f"emulator profile: {PROFILE} (MANA_EMU_PROFILE)")
     only = os.environ.get("MANA_TESTS")  # a comma-separated subset of the test names, to debug
     chosen = [fn for fn in tests if not only or fn.__name__ in only.split(",")]
-    passed, failed, skipped = run_tests([(fn.__name__, fn) for fn in chosen])
+    sys.exit(run_main([(fn.__name__, fn) for fn in chosen]))
+
+
+def run_main(named_tests):
+    """main() for (name, function) pairs; returns the exit status."""
+    declared = getattr(sys.modules["__main__"], "HUGEPAGES_MB", None)
+    if declared is None:
+        print("FAILED: the test file declares no HUGEPAGES_MB (tests/integration/hugepages.py)")
+        return 1
+    if declared:
+        missing = hugepages.require(declared)
+        if missing:
+            print(f"FAILED: {missing}")
+            print(f"0 passed, {len(named_tests)} failed, 0 skipped")
+            return 1
+    sampler = hugepages.PeakSampler()
+    passed, failed, skipped = run_tests(named_tests)
+    line, over = hugepages.check_peak(sampler.stop(), declared)
+    print(line)
+    failed += over
     print(f"{passed} passed, {failed} failed, {skipped} skipped")
-    sys.exit(1 if failed else 0)
+    if failed:
+        return 1
+    if skipped and os.environ.get("CI") == "true":
+        print(f"FAILED: {skipped} test(s) skipped under CI=true, where every registered test must run")
+        return 1
+    return 77 if skipped and not passed else 0

@@ -14,6 +14,9 @@ from pathlib import Path
 from harness import (BUILD, PMD, Failure, Program, emu_run, expect, main, parse_port_stats,
                      repeat_until)
 
+# Hugepages its DPDK processes take together at their peak (hugepages.py): to be measured.
+HUGEPAGES_MB = 2048
+
 DOCTOR = BUILD / "app/mana-doctor"
 # An Azure-like VM: the VF netdevs named as Azure names them, each enslaved to a synthetic netvsc
 # interface with its MAC.

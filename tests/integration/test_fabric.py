@@ -19,6 +19,9 @@ import subprocess
 import harness
 from harness import MANA_EMU, PMD, Program, emu_ctl, emu_mac, expect, parse_forward_stats
 
+# Hugepages its DPDK processes take together at their peak (hugepages.py): to be measured.
+HUGEPAGES_MB = 2048
+
 SENDER = {"pci": "7870:00:00.0", "mac": "00:0d:3a:00:0a:01", "ip": "198.18.0.1"}
 RECEIVER = {"pci": "7870:00:01.0", "mac": "00:0d:3a:00:0b:01", "ip": "198.18.0.2"}
 
@@ -38,7 +41,7 @@ def lisa_testpmd(nic, fabric, prefix, mode_args):
     # and the driver loaded as a plugin (-d: Debian's DPDK has no net_mana).
     eal = ["-l", "0-1", "--vdev", f"net_vdev_netvsc0,mac={nic['mac']}",
            "--vdev", f"{nic['pci']},mac={nic['mac']}", "--log-level", "netvsc,debug",
-           "--file-prefix", prefix, "-m", "256", "--huge-unlink", "-d", PMD]
+           "--file-prefix", prefix, "--huge-unlink", "-d", PMD]
     testpmd = ["--", *mode_args[:1], "-a", "--stats-period", "2", "--nb-cores=1", *mode_args[1:],
                "--txd=256", "--rxd=256", "--stats", "2"]
     return Program([MANA_EMU, "run", "--vf", nic["pci"], "--mac", nic["mac"], "--ip", nic["ip"],
@@ -103,7 +106,7 @@ def test_azure_txonly_tx_ip_between_two_ports_of_one_process():
     p = Program([MANA_EMU, "run", "--ports", "2", "--wire", f"fabric:{fabric}", "--ip", "198.18.1.1",
                  "--ip", "198.18.1.2", "--", "dpdk-testpmd", "-l", "0-1",
                  f"--vdev={harness.EMU_BDF},mac={emu_mac(0)}", "--file-prefix", "mana-azure-fabric",
-                 "-m", "256", "--huge-unlink", "-d", PMD, "--", "--forward-mode=txonly",
+                 "--huge-unlink", "-d", PMD, "--", "--forward-mode=txonly",
                  "--auto-start", "--txd=128", "--rxd=128", "--stats", "2",
                  "--tx-ip=198.18.1.1,198.18.1.2"])
     p.wait_for(r"Tx-pps:\s+[1-9]", timeout=60)

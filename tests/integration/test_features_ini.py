@@ -14,6 +14,9 @@ import subprocess
 
 from harness import Failure, Program, emu_run, expect, main, pmd_args
 
+# Hugepages its DPDK processes take together at their peak (hugepages.py): to be measured.
+HUGEPAGES_MB = 2048
+
 TOP = Path(__file__).resolve().parents[2]
 INI = TOP / "doc/guides/nics/features/mana.ini"
 MANA = TOP / "drivers/net/mana"
@@ -169,7 +172,7 @@ def all_sources():
 def testpmd_answers(commands):
     """{command: its output} from one interactive testpmd on a one-port emulated VF."""
     argv = [*emu_run(["--ports", "1"]), "--", "dpdk-testpmd", "-l", "0-1", "--file-prefix",
-            "doctor-features-ini", "--huge-unlink", "-m", "256", *pmd_args(), "--", "-i", "--rxq=2",
+            "doctor-features-ini", "--huge-unlink", *pmd_args(), "--", "-i", "--rxq=2",
             "--txq=2"]  # RSS is on with more than one RX queue
     p = Program(argv, stdin=subprocess.PIPE)
     p.wait_for(r"Port 0: [0-9A-F:]{17}", timeout=60)

@@ -10,6 +10,9 @@ import harness
 from harness import (EMU_BDF, emu_mac, expect, parse_forward_stats, show_port_stats,
                      testpmd_on_emu)
 
+# Hugepages its DPDK processes take together at their peak (hugepages.py): to be measured.
+HUGEPAGES_MB = 2048
+
 
 # The vPort delivers frames for the port's MAC, broadcast and multicast only (as on Azure).
 # io/rxonly forward frames unchanged, so the frames testpmd injects are broadcast; mac, flowgen and

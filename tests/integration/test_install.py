@@ -22,6 +22,9 @@ from pathlib import Path
 import harness
 from harness import BUILT_PMD, EMU_BDF, Failure, Program, emu_mac, emulated_env, expect
 
+# Hugepages its DPDK processes take together at their peak (hugepages.py): to be measured.
+HUGEPAGES_MB = 2048
+
 TOP = Path(__file__).resolve().parents[2]
 PACKAGES = ["librte-net-mana23", "mana-emu", "mana-doctor"]
 COVERED = ["/usr", "/etc", "/var", "/run"]  # overlays inside the namespace
@@ -198,7 +201,7 @@ def check_azure_line_dumpcap_proc_info(scratch):
 def check_two_copies_one_line():
     """The installed plugin and a -d one: the second loaded copy says so in one line."""
     p = Program(["mana-emu", "run", "--", "dpdk-testpmd", "-l", "0-1", "--file-prefix", "debpkg-two",
-                 "--huge-unlink", "-m", "256", "-d", harness.PMD, "-a", EMU_BDF, "--",
+                 "--huge-unlink", "-d", harness.PMD, "-a", EMU_BDF, "--",
                  "--forward-mode=txonly", "--auto-start", "--stats-period", "1"])
     p.wait_for(r"Tx-pps:\s+[1-9]", timeout=90)
     expect(p.stop() == 0, "testpmd failed", p)

@@ -10,6 +10,9 @@ import re
 import harness
 from harness import EMU_BDF, emu_ctl, emu_mac, expect, testpmd_on_emu
 
+# Hugepages its DPDK processes take together at their peak (hugepages.py): to be measured.
+HUGEPAGES_MB = 2048
+
 CYCLES = 100
 
 

@@ -10,6 +10,9 @@ import subprocess
 import harness
 from harness import Program, eal_args, expect, fake_pci_tree
 
+# Hugepages its DPDK processes take together at their peak (hugepages.py): to be measured.
+HUGEPAGES_MB = 2048
+
 
 def test_pmdinfo_reports_driver():
     out = subprocess.run(["dpdk-pmdinfo.py", str(harness.PMD)], capture_output=True, text=True,

@@ -15,6 +15,9 @@ import harness
 from harness import EMU_BDF, MANA_EMU, Program, child_environ, emu_run, expect, pmd_args
 from test_multiprocess import emulated_env
 
+# Hugepages its DPDK processes take together at their peak (hugepages.py): to be measured.
+HUGEPAGES_MB = 2048
+
 STRESS = harness.BUILD / "app/mana-mr-stress"
 POOLS = 6
 # Longest tx_burst call allowed (µs). Without any registration on the data path a burst takes a few
@@ -45,7 +48,7 @@ def test_eight_queues_two_processes_new_pools():
     prefix = "mana-mrcache"
     stress = ["--pools", str(POOLS), "--interval-ms", "150", "--emu-ctl", str(MANA_EMU)]
     primary = Program([*emu_run(["--ports", "1", "--wire", "null"]), "--", STRESS,
-                       "--lcores=0@0,2@0", "--file-prefix", prefix, "-m", "256", *pmd_args(),
+                       "--lcores=0@0,2@0", "--file-prefix", prefix, *pmd_args(),
                        "-a", EMU_BDF, "--", "--first-queue", "0", "--queues", "4", *stress])
     primary.wait_for(r"mr_stress: ready \(primary")
     env = {**emulated_env(primary), "MANA_EMU_CONTROL": child_environ(primary, "MANA_EMU_CONTROL")}

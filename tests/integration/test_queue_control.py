@@ -18,6 +18,9 @@ from test_multiprocess import PRIMARY_LCORES, SECONDARY_LCORES
 
 from scapy.all import IP, TCP, UDP, Ether, Raw, conf, sendp  # noqa: E402
 
+# Hugepages its DPDK processes take together at their peak (hugepages.py): to be measured.
+HUGEPAGES_MB = 2048
+
 conf.verb = 0
 TAP = "mqctltap0"
 PORT_MAC = emu_mac(0)

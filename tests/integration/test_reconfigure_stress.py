@@ -22,6 +22,9 @@ import harness
 from harness import (EMU_BDF, Program, emu_ctl, emu_mac, emulated_env, expect, pmd_args,
                      testpmd_on_emu)
 
+# Hugepages its DPDK processes take together at their peak (hugepages.py): to be measured.
+HUGEPAGES_MB = 2048
+
 CYCLES = int(os.environ.get("MANA_STRESS_CYCLES", "200"))
 PREFIX = "mana-stress-reconf"
 PEERS = [f"--eth-peer=0,{emu_mac(1)}", f"--eth-peer=1,{emu_mac(0)}"]

@@ -15,6 +15,9 @@ from tap_peer import Capture, bring_up
 
 from scapy.all import IP, UDP, Ether, Raw, conf, sendp  # noqa: E402
 
+# Hugepages its DPDK processes take together at their peak (hugepages.py): to be measured.
+HUGEPAGES_MB = 2048
+
 conf.verb = 0
 TOP = Path(__file__).resolve().parents[2]
 TAP = "mxpow0"
@@ -31,7 +34,7 @@ def test_l3fwd_power_wakes_up_on_rx_interrupts():
     expect(out.returncode == 0, f"cannot build l3fwd-power: {out.stderr}")
     app = out.stdout.strip().splitlines()[-1]
     p = Program([*emu_run(emu_opts), "--", app, "-l", "0",
-                 "--file-prefix", "mana-power", "--huge-unlink", "-m", "256", "-d", harness.PMD,
+                 "--file-prefix", "mana-power", "--huge-unlink", "-d", harness.PMD,
                  "-a", EMU_BDF, "--", "-p", "0x1", "--config=(0,0,0)", "--interrupt-only",
                  "--parse-ptype"])
     p.wait_for(r"entering main interrupt loop on lcore 0")

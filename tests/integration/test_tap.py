@@ -15,6 +15,9 @@ from tap_peer import MANA_DEFAULT_RSS_KEY, Capture, bring_up, toeplitz, wait_unt
 
 from scapy.all import IP, TCP, UDP, Dot1Q, Ether, Raw, conf, sendp  # noqa: E402
 
+# Hugepages its DPDK processes take together at their peak (hugepages.py): to be measured.
+HUGEPAGES_MB = 2048
+
 conf.verb = 0
 TAP = "manatap0"
 # testpmd drains the RX queues after printing "<mode> packet forwarding - ports=..." and before this

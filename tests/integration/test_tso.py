@@ -19,6 +19,9 @@ from harness import emu_ctl, emu_mac, expect, testpmd_on_emu
 
 from scapy.all import IP, TCP, Ether, IPv6, rdpcap  # noqa: E402
 
+# Hugepages its DPDK processes take together at their peak (hugepages.py): to be measured.
+HUGEPAGES_MB = 2048
+
 TAPS = ("tsotap0", "tsotap1")
 NETNS = ("tso-send", "tso-recv")
 PORT_MACS = (emu_mac(0), emu_mac(1))
@@ -53,6 +56,7 @@ print('received', n, h.hexdigest(), flush=True)
 # The sender: connects and writes the stream (bytes from a fixed seed).
 SENDER = """
 import random, socket, sys
+
 data = random.Random(11).randbytes(int(sys.argv[3]))
 s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=60)
 s.sendall(data)

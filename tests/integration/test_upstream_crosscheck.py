@@ -22,6 +22,9 @@ from tap_peer import MANA_DEFAULT_RSS_KEY, Capture, bring_up, toeplitz
 
 from scapy.all import IP, UDP, Ether, Raw, conf, sendp  # noqa: E402
 
+# Hugepages its DPDK processes take together at their peak (hugepages.py): to be measured.
+HUGEPAGES_MB = 2048
+
 conf.verb = 0
 TOP = Path(__file__).resolve().parents[2]
 TAP_IN, TAP_OUT = "mxup0", "mxup1"
@@ -48,7 +51,7 @@ def l3fwd_forwards(pmd, prefix, queues=1):
     config = ",".join(f"({port},{q},{q})" for port in (0, 1) for q in range(queues))
     p = Program([*emu_run(["--ports", "2", "--doorbell", "trap", "--wire", f"tap:{TAP_IN}",
                            "--wire", f"tap:{TAP_OUT}"]), "--", l3fwd, "-l", f"0-{queues - 1}", "--file-prefix",
-                 prefix, "--huge-unlink", "-m", "256", "-d", pmd, "-a", EMU_BDF, "--", "-p", "0x3",
+                 prefix, "--huge-unlink", "-d", pmd, "-a", EMU_BDF, "--", "-p", "0x3",
                  f"--config={config}", "--parse-ptype", f"--eth-dest=1,{NEXT_HOP}"])
     p.wait_for(rf"L3FWD:  -- lcoreid={queues - 1} portid=1")
     bring_up(TAP_IN)

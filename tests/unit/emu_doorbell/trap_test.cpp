@@ -153,6 +153,15 @@ std::vector<const RealStores*> AllRealStores() {
   return all;
 }
 
+#ifndef HAVE_CLANG_REAL_STORES
+// The clang forms are missing from this build: a visible skip (a failure under CI=true).
+TEST(RealStoreTrapClang, FormsBuiltByClang) {
+  GTEST_SKIP()
+      << "clang++ was not found when the build was configured: the stores clang compiles "
+         "are not tested (scripts/setup.sh installs clang; then meson setup --reconfigure)";
+}
+#endif
+
 INSTANTIATE_TEST_SUITE_P(Compiled, RealStoreTrap, ::testing::ValuesIn(AllRealStores()),
                          [](const auto& p) { return std::string(p.param->optimization); });
 
