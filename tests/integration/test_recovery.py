@@ -16,6 +16,9 @@ from harness import (EMU_BDF, Program, emu_ctl, emu_mac, expect, repeat_until, s
 from test_lifecycle import command, in_use
 from test_multiprocess import emulated_env
 
+# Hugepages its DPDK processes take together at their peak (hugepages.py): to be measured.
+HUGEPAGES_MB = 2048
+
 # Distinct lcore ids in the two processes (each lcore id has one mempool cache, shared by every
 # process: `-l 0-1` in both corrupted it, which showed as source-MAC drops and rates down by 75 %),
 # both forwarding lcores on CPU 1 and the emulator's device thread alone on CPU 0 (RATE_EMU).
@@ -252,10 +255,11 @@ def one_port_removed(prefix, opts, eal_extra=None):
 
 
 def test_removal_handled_by_closing_the_port():
-    """testpmd's default: on the removal event it stops, closes and detaches the port. Every object
-    is freed while the VF is away, and after `add` the port can be attached and started again (no
-    false 'kernel interface is up' message)."""
-    p, mark = one_port_removed("mana-recovery-rmv", [])
+    """With recovery off (recovery_timeout=0) the removal event comes at once, and testpmd's default
+    on it is to stop, close and detach the port. Every object is freed while the VF is away, and
+    after `add` the port can be attached and started again (no false 'kernel interface is up'
+    message)."""
+    p, mark = one_port_removed("mana-recovery-rmv", [], ["-a", f"{EMU_BDF},recovery_timeout=0"])
     p.wait_for(r"Port 0: device removal event", start=mark)
     p.wait_for(r"Port 0 is closed", start=mark, timeout=30)
     repeat_until(lambda: (time.sleep(0.05), live(p))[1], lambda v: v == NO_OBJECTS,

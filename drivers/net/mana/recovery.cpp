@@ -53,6 +53,22 @@ void schedule(uint16_t port_id, uint64_t us) {
                  strerror(-rc));
 }
 
+// Another driver (DPDK's netvsc PMD, failsafe, bonding) took the port with rte_eth_dev_owner_set
+// and handles its removal itself: it is told at once.
+bool owned_by_another_driver(uint16_t port_id) {
+  rte_eth_dev_owner owner{};
+  return rte_eth_dev_owner_get(port_id, &owner) == 0 && owner.id != RTE_ETH_DEV_NO_OWNER;
+}
+
+// RTE_ETH_EVENT_INTR_RMV tells the application that the device is gone for good: testpmd and Open
+// vSwitch close the port on it. So it is raised (when the application asked for it, intr_conf.rmv)
+// only when the driver will not bring the port back by itself: recovery off or failed, or an owner
+// that handles removals (doc/guide.md "VF removal and recovery").
+void raise_removal(rte_eth_dev* dev) {
+  if (dev->data->dev_conf.intr_conf.rmv)
+    rte_eth_dev_callback_process(dev, RTE_ETH_EVENT_INTR_RMV, nullptr);
+}
+
 const char* mac_text(const PortPriv& priv, char (&buf)[RTE_ETHER_ADDR_FMT_SIZE]) {
   rte_ether_format_addr(buf, sizeof(buf), &priv.mac);
   return buf;
@@ -150,6 +166,9 @@ void fail(rte_eth_dev* dev) {
                priv.port_id, mac_text(priv, m), priv.recovery_timeout_s);
   set_state(priv, Recovery::kFailed);
   rte_eth_dev_callback_process(dev, RTE_ETH_EVENT_RECOVERY_FAILED, nullptr);
+  // Now the device is gone for good (an owner was told at the removal already). Last: the
+  // application's callback may close the port.
+  if (!owned_by_another_driver(priv.port_id)) raise_removal(dev);
 }
 
 // One recovery step, on the EAL interrupt thread; an alarm, so the async-event handler of the old
@@ -215,6 +234,7 @@ void recovery_begin(rte_eth_dev* dev) {
   // No burst of any process touches the dead queues from here on.
   close_port_gates(dev);
   char m[RTE_ETHER_ADDR_FMT_SIZE];
+  const bool owned = owned_by_another_driver(priv.port_id);
   if (priv.recovery_timeout_s == 0) {
     set_state(priv, Recovery::kFailed);
     MANA_DRV_LOG(ERR,
@@ -228,11 +248,12 @@ void recovery_begin(rte_eth_dev* dev) {
     if (load(priv.in_control) == 0) schedule(priv.port_id, kStartUs);
     MANA_DRV_LOG(WARNING,
                  "port %u (%s): the VF was removed: bursts return 0 until a VF with MAC %s is "
-                 "back (waiting up to %u s)",
-                 priv.port_id, priv.ifname, mac_text(priv, m), priv.recovery_timeout_s);
+                 "back (waiting up to %u s)%s",
+                 priv.port_id, priv.ifname, mac_text(priv, m), priv.recovery_timeout_s,
+                 owned ? "; the port's owner is told (RTE_ETH_EVENT_INTR_RMV)"
+                       : "; the removal event follows only if it does not come back");
   }
-  if (dev->data->dev_conf.intr_conf.rmv)
-    rte_eth_dev_callback_process(dev, RTE_ETH_EVENT_INTR_RMV, nullptr);
+  if (priv.recovery_timeout_s == 0 || owned) raise_removal(dev);
   if (priv.recovery_timeout_s != 0)
     rte_eth_dev_callback_process(dev, RTE_ETH_EVENT_ERR_RECOVERING, nullptr);
 }
