@@ -145,7 +145,8 @@ class ConfigParser {
 
   bool parse_vf(const std::vector<std::string_view>& words, std::string* error) {
     std::vector<Field> fields;
-    if (!fields_of(words, 1, {"pci", "coalesce", "anti_spoof"}, &fields, error)) return false;
+    if (!fields_of(words, 1, {"pci", "coalesce", "anti_spoof", "tx_pps"}, &fields, error))
+      return false;
     VfConfig vf;  // anti_spoof defaults to on
     bool has_pci = false;
     for (const Field& f : fields) {
@@ -156,6 +157,9 @@ class ConfigParser {
         if (!parse_bit(f.value, &vf.rx_coalescing)) return bad_value(error, f, "0 or 1");
       } else if (f.key == "anti_spoof") {
         if (!parse_bit(f.value, &vf.anti_spoof)) return bad_value(error, f, "0 or 1");
+      } else if (f.key == "tx_pps") {
+        if (!parse_uint(f.value, UINT32_MAX, &vf.tx_pps))
+          return bad_value(error, f, "frames per second");
       }
     }
     if (!has_pci) return fail(error, "vf record without pci=");
@@ -362,7 +366,9 @@ std::string format_config(const EmuConfig& config) {
   out << "\n";
   for (const VfConfig& vf : config.vfs) {
     out << "vf pci=" << vf.pci_addr << " coalesce=" << (vf.rx_coalescing ? 1 : 0)
-        << " anti_spoof=" << (vf.anti_spoof ? 1 : 0) << "\n";
+        << " anti_spoof=" << (vf.anti_spoof ? 1 : 0);
+    if (vf.tx_pps != 0) out << " tx_pps=" << vf.tx_pps;
+    out << "\n";
     for (const PortConfig& port : vf.ports) {
       out << "port mac=" << format_mac(port.mac) << " ifname=" << port.ifname
           << " up=" << (port.netdev_up ? 1 : 0) << " wire=" << port.wire;

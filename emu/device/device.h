@@ -60,6 +60,7 @@ struct VfConfig {
   DeviceLimits limits;
   bool rx_coalescing = false;  // CQE_RX_COALESCED_4 (kernels >= 6.5) or one CQE per packet
   bool anti_spoof = true;      // drop TX frames whose source MAC is not the port's (CQE_TX_SA_DROP)
+  uint32_t tx_pps = 0;         // each port sends at most this many WQEs a second (0: no cap)
   HwBehaviour hw;              // open behaviours (doc/hardware.md)
 };
 

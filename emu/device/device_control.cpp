@@ -62,6 +62,7 @@ DeviceImpl::DeviceImpl(const VfConfig& config, std::unique_ptr<WireSet> wires, u
     p.wire_holds_rx_frames = p.wire->holds_rx_frames();
     p.vp_offset = vp_base + i;
     p.mtu = config.limits.mtu;
+    p.rate_cap.set(config.tx_pps);
   }
   // The largest frame sent: the largest MTU + Ethernet header + a tag in the data + one inserted.
   tx_frame_.resize(std::max(config.limits.mtu, config.hw.adapter_mtu) + kEthHeaderLen +

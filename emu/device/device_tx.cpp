@@ -22,6 +22,7 @@ unsigned DeviceImpl::process_sq(Sq& sq, unsigned budget) {
   unsigned n = 0;
   // A CQ under the CQ doorbell rule's stall takes no CQE: the SQ stops, as at a full CQ.
   while (n < budget && sq.pending_bu() != 0 && cq_admits(*sq.cq, sq, 1)) {
+    if (!sq.port->rate_cap.take()) break;  // over the port's cap: the WQE waits (--tx-pps)
     ++n;
     WqeView w;
     if (!read_wqe(sq, &w)) {

@@ -10,6 +10,7 @@
 
 #include "device/device.h"
 #include "device/rss_hasher.h"
+#include "device/tx_rate_cap.h"
 #include "mana/gdma_format.h"
 
 namespace mana::emu {
@@ -151,6 +152,7 @@ struct PortFaults {
 };
 
 struct Port {
+  TxRateCap rate_cap;  // VfConfig::tx_pps
   uint32_t index = 0;
   std::array<uint8_t, 6> mac{};
   bool netdev_up = false;

@@ -24,6 +24,7 @@ struct VfDraft {
 struct GlobalDraft {
   bool coalesce = false;
   bool anti_spoof = true;  // as the vPort on Azure enforces the source MAC
+  uint32_t tx_pps = 0;     // no cap
 };
 
 MacAddress default_mac(uint32_t vf, uint32_t port) {
@@ -50,6 +51,7 @@ bool build_vf(const VfDraft& d, uint32_t index, uint32_t* next_ifname, const Glo
   vf->pci_addr = d.pci;
   vf->rx_coalescing = g.coalesce;
   vf->anti_spoof = g.anti_spoof;
+  vf->tx_pps = g.tx_pps;
   vf->ports.resize(d.ports);
   for (uint32_t p = 0; p < d.ports; ++p) {
     PortConfig& port = vf->ports[p];
@@ -200,6 +202,9 @@ bool parse_run_options(const std::vector<std::string>& args, RunOptions* out, st
     } else if (name == "--anti-spoof") {
       if (value != "on" && value != "off") return bad("on or off");
       global.anti_spoof = value == "on";
+    } else if (name == "--tx-pps") {
+      if (!parse_uint(value, UINT32_MAX, &global.tx_pps) || global.tx_pps == 0)
+        return bad("a rate in frames per second (1 or more)");
     } else if (name == "--keep") {
       opts.keep = true;
     } else if (name == "--lockstep") {
