@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Stands in for unit-format-crosscheck when DPDK's net_mana source tree was not found at configure
-// time: meson reports exit code 77 as SKIP.
+// time: meson reports exit code 77 as SKIP; under CI=true, where every registered test must run,
+// it fails.
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 
 int main() {
   std::fprintf(
@@ -10,5 +13,6 @@ int main() {
       "run scripts/fetch-dpdk-sdk.sh, or configure -Ddpdk_mana_src=DIR, then reconfigure "
       "the build (meson setup --reconfigure)\n",
       MANA_DPDK_SRC_EXPECTED);
-  return 77;
+  const char* ci = std::getenv("CI");
+  return ci != nullptr && std::strcmp(ci, "true") == 0 ? 1 : 77;
 }
