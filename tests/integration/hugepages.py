@@ -45,16 +45,18 @@ def free_mb():
 
 
 def holders():
-    """'pid name' of every process that maps hugetlbfs memory (DPDK's rtemap files)."""
+    """'pid name (N MB)' of every process that has hugetlb memory mapped (DPDK's rtemap files,
+    unlinked or not, and hugetlb memfds): the Shared/Private_Hugetlb lines of its smaps."""
     found = []
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
             continue
         try:
-            maps = (proc / "maps").read_text()
-            if "/dev/hugepages" in maps or "rtemap_" in maps:
-                found.append(f"{proc.name} {(proc / 'comm').read_text().strip()}")
-        except OSError:
+            kb = sum(int(line.split()[1]) for line in (proc / "smaps").read_text().splitlines()
+                     if line.startswith(("Shared_Hugetlb:", "Private_Hugetlb:")))
+            if kb:
+                found.append(f"{proc.name} {(proc / 'comm').read_text().strip()} ({kb // 1024} MB)")
+        except (OSError, ValueError, IndexError):
             continue
     return found
 

@@ -15,7 +15,7 @@ from harness import (BUILD, PMD, Failure, Program, emu_run, expect, main, parse_
                      repeat_until)
 
 # Hugepages its DPDK processes take together at their peak (hugepages.py): to be measured.
-HUGEPAGES_MB = 2048
+HUGEPAGES_MB = 1024
 
 DOCTOR = BUILD / "app/mana-doctor"
 # An Azure-like VM: the VF netdevs named as Azure names them, each enslaved to a synthetic netvsc

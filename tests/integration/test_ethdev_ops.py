@@ -16,7 +16,7 @@ from test_lifecycle import command
 from test_multiprocess import proc_info
 
 # Hugepages its DPDK processes take together at their peak (hugepages.py): to be measured.
-HUGEPAGES_MB = 2048
+HUGEPAGES_MB = 1024
 
 NO_OBJECTS = {"pds": 0, "mrs": 0, "cqs": 0, "wqs": 0, "sqs": 0, "rss_qps": 0, "contexts": 0}
 # The emulator refreshes the netdev counter every 2 s, as the kernel does: a bound with margin.

@@ -15,7 +15,7 @@ import subprocess
 from harness import Failure, Program, emu_run, expect, main, pmd_args
 
 # Hugepages its DPDK processes take together at their peak (hugepages.py): to be measured.
-HUGEPAGES_MB = 2048
+HUGEPAGES_MB = 1024
 
 TOP = Path(__file__).resolve().parents[2]
 INI = TOP / "doc/guides/nics/features/mana.ini"

@@ -11,7 +11,7 @@ from harness import (EMU_BDF, emu_mac, expect, parse_forward_stats, show_port_st
                      testpmd_on_emu)
 
 # Hugepages its DPDK processes take together at their peak (hugepages.py): to be measured.
-HUGEPAGES_MB = 2048
+HUGEPAGES_MB = 1024
 
 
 # The vPort delivers frames for the port's MAC, broadcast and multicast only (as on Azure).

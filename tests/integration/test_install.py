@@ -23,7 +23,7 @@ import harness
 from harness import BUILT_PMD, EMU_BDF, Failure, Program, emu_mac, emulated_env, expect
 
 # Hugepages its DPDK processes take together at their peak (hugepages.py): to be measured.
-HUGEPAGES_MB = 2048
+HUGEPAGES_MB = 1024
 
 TOP = Path(__file__).resolve().parents[2]
 PACKAGES = ["librte-net-mana23", "mana-emu", "mana-doctor"]

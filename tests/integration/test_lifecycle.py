@@ -11,7 +11,7 @@ import harness
 from harness import EMU_BDF, emu_ctl, emu_mac, expect, testpmd_on_emu
 
 # Hugepages its DPDK processes take together at their peak (hugepages.py): to be measured.
-HUGEPAGES_MB = 2048
+HUGEPAGES_MB = 1024
 
 CYCLES = 100
 

@@ -11,7 +11,7 @@ import harness
 from harness import Program, eal_args, expect, fake_pci_tree
 
 # Hugepages its DPDK processes take together at their peak (hugepages.py): to be measured.
-HUGEPAGES_MB = 2048
+HUGEPAGES_MB = 1024
 
 
 def test_pmdinfo_reports_driver():

@@ -16,7 +16,7 @@ from harness import EMU_BDF, MANA_EMU, Program, child_environ, emu_run, expect, 
 from test_multiprocess import emulated_env
 
 # Hugepages its DPDK processes take together at their peak (hugepages.py): to be measured.
-HUGEPAGES_MB = 2048
+HUGEPAGES_MB = 1024
 
 STRESS = harness.BUILD / "app/mana-mr-stress"
 POOLS = 6

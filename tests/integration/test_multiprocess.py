@@ -14,7 +14,7 @@ from harness import (EMU_BDF, Program, emu_ctl, emu_mac, emu_run, emulated_env, 
                      parse_port_stats, pmd_args, show_port_stats, testpmd_on_emu)
 
 # Hugepages its DPDK processes take together at their peak (hugepages.py): to be measured.
-HUGEPAGES_MB = 2048
+HUGEPAGES_MB = 1024
 
 PAIR_PEERS = [f"--eth-peer=0,{emu_mac(1)}", f"--eth-peer=1,{emu_mac(0)}"]
 # Processes of one DPDK instance need distinct lcore ids: each lcore id has one mempool cache,

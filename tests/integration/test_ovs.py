@@ -20,7 +20,7 @@ from tap_peer import Capture, bring_up
 from scapy.all import UDP, Ether, IP, Raw, conf, sendp  # noqa: E402
 
 # Hugepages its DPDK processes take together at their peak (hugepages.py): to be measured.
-HUGEPAGES_MB = 2048
+HUGEPAGES_MB = 1024
 
 conf.verb = 0
 VSWITCHD = "/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk"  # not the alternatives' default

@@ -12,7 +12,7 @@ from harness import EMU_BDF, emu_mac, expect, testpmd_on_emu
 from test_lifecycle import command
 
 # Hugepages its DPDK processes take together at their peak (hugepages.py): to be measured.
-HUGEPAGES_MB = 2048
+HUGEPAGES_MB = 1024
 
 PROMPT = r"testpmd> ?$"
 

@@ -19,7 +19,7 @@ from test_multiprocess import PRIMARY_LCORES, SECONDARY_LCORES
 from scapy.all import IP, TCP, UDP, Ether, Raw, conf, sendp  # noqa: E402
 
 # Hugepages its DPDK processes take together at their peak (hugepages.py): to be measured.
-HUGEPAGES_MB = 2048
+HUGEPAGES_MB = 1024
 
 conf.verb = 0
 TAP = "mqctltap0"

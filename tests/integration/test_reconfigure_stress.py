@@ -23,7 +23,7 @@ from harness import (EMU_BDF, Program, emu_ctl, emu_mac, emulated_env, expect, p
                      testpmd_on_emu)
 
 # Hugepages its DPDK processes take together at their peak (hugepages.py): to be measured.
-HUGEPAGES_MB = 2048
+HUGEPAGES_MB = 1024
 
 CYCLES = int(os.environ.get("MANA_STRESS_CYCLES", "200"))
 PREFIX = "mana-stress-reconf"

@@ -17,7 +17,7 @@ from test_lifecycle import command, in_use
 from test_multiprocess import emulated_env
 
 # Hugepages its DPDK processes take together at their peak (hugepages.py): to be measured.
-HUGEPAGES_MB = 2048
+HUGEPAGES_MB = 1024
 
 # Distinct lcore ids in the two processes (each lcore id has one mempool cache, shared by every
 # process: `-l 0-1` in both corrupted it, which showed as source-MAC drops and rates down by 75 %),

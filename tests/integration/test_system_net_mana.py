@@ -25,7 +25,7 @@ import test_tap as tap
 from harness import BUILD, MANA_EMU, expect, testpmd_on_emu
 
 # Hugepages its DPDK processes take together at their peak (hugepages.py): to be measured.
-HUGEPAGES_MB = 2048
+HUGEPAGES_MB = 1024
 
 TOP = Path(__file__).resolve().parents[2]
 

@@ -16,7 +16,7 @@ from tap_peer import MANA_DEFAULT_RSS_KEY, Capture, bring_up, toeplitz, wait_unt
 from scapy.all import IP, TCP, UDP, Dot1Q, Ether, Raw, conf, sendp  # noqa: E402
 
 # Hugepages its DPDK processes take together at their peak (hugepages.py): to be measured.
-HUGEPAGES_MB = 2048
+HUGEPAGES_MB = 1024
 
 conf.verb = 0
 TAP = "manatap0"

@@ -20,7 +20,7 @@ from harness import emu_ctl, emu_mac, expect, testpmd_on_emu
 from scapy.all import IP, TCP, Ether, IPv6, rdpcap  # noqa: E402
 
 # Hugepages its DPDK processes take together at their peak (hugepages.py): to be measured.
-HUGEPAGES_MB = 2048
+HUGEPAGES_MB = 1024
 
 TAPS = ("tsotap0", "tsotap1")
 NETNS = ("tso-send", "tso-recv")

@@ -13,7 +13,7 @@ from harness import emu_ctl, emu_mac, expect, testpmd_on_emu
 from test_lifecycle import command, in_use
 
 # Hugepages its DPDK processes take together at their peak (hugepages.py): to be measured.
-HUGEPAGES_MB = 2048
+HUGEPAGES_MB = 1024
 
 BURST = 8
 FAULTS = 4  # WQEs 3, 7, 11, 15 after arming: the middle and the end of two bursts
