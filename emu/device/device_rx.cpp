@@ -149,9 +149,22 @@ void DeviceImpl::deliver(Port& port, Rq& rq, RxBuffer* claimed, const uint8_t* f
   // CQ doorbell rule: room for this completion, an open coalesced one and a zero-length one.
   if (rq.cq->doorbell_rule != HwBehaviour::CqDoorbellRule::kOff && !rq.dead &&
       !cq_admits_slow(*rq.cq, rq,
-                      1 + (rq.coalesced_count != 0) + (config_.hw.zero_length_cqe_every != 0))) {
+                      1 + (rq.coalesced_count != 0) + (config_.hw.zero_length_cqe_every != 0) +
+                          port.faults.rx_error.armed())) {
     ++port.counters.rx_no_wqe_drops;  // a stalled RQ takes no frame, as one without WQEs
     return;
+  }
+  PortFaults& faults = port.faults;
+  // An injected RX CQE of a type other than CQE_RX_TRUNCATED (an object fence, CQE_INVALID, an
+  // unknown type) consumes no RQ WQE, as the kernel's mana_process_rx_cqe reads them
+  // (doc/hardware.md §4.7): it goes before this frame's completion, and the frame is delivered.
+  if (faults.rx_error.armed() && faults.rx_error.cqe_type != hw::kCqeRxTruncated &&
+      faults.rx_error.take()) {
+    flush_coalesced(rq);
+    hw::Cqe cqe{};
+    cqe.dw[0] = cqe_header({faults.rx_error.cqe_type});
+    post_rx_cqe(rq, cqe);
+    ++rq.counters.error_cqes;
   }
   RxBuffer local;
   RxBuffer* b = claimed;
@@ -165,8 +178,7 @@ void DeviceImpl::deliver(Port& port, Rq& rq, RxBuffer* claimed, const uint8_t* f
   const WqeView& w = b->wqe;
   rq.consumed_bu = b->corrupt ? rq.tail_bu : (rq.consumed_bu + w.size_bu) & kBuMask;
   ++rq.counters.wqes;
-  PortFaults& faults = port.faults;
-  if (faults.rx_error.take()) {
+  if (faults.rx_error.cqe_type == hw::kCqeRxTruncated && faults.rx_error.take()) {
     post_rx_error(rq, w, {faults.rx_error.cqe_type});
     return;
   }

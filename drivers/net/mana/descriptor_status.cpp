@@ -9,12 +9,6 @@
 namespace mana {
 namespace {
 
-// WQEs a CQE consumed: its packets when it reports frames, one when it is an error completion.
-unsigned cqe_wqes(const hw::Cqe& e) {
-  const uint32_t type = e.type();
-  return type == hw::kCqeRxOkay || type == hw::kCqeRxCoalesced4 ? rx_cqe_packets(e) : 1;
-}
-
 // A queue of a stopped port (or a stopped queue) has no rings to look at.
 bool ready(const QueueGate& g) { return gate_is_open(g); }
 
@@ -42,12 +36,12 @@ uint32_t rx_completed_wqes(const RxQueue& q, uint32_t limit) {
   const uint32_t posted = q.rq.head_bu - q.rq.tail_bu;
   limit = RTE_MIN(limit, posted);
   uint32_t n = 0;
-  if (q.partial_cqe != nullptr) n = cqe_wqes(*q.partial_cqe) - q.partial_next;
+  if (q.partial_cqe != nullptr) n = rx_cqe_wqes(*q.partial_cqe) - q.partial_next;
   CompletionQueue cq = q.cq;  // a copy: the walk moves its head only
   const hw::Cqe* e = nullptr;
   for (uint32_t seen = 0; n < limit && seen <= cq.mask && cq_peek(cq, &e) == CqPoll::kValid;
        seen++, cq.head++)
-    n += cqe_wqes(*e);
+    n += rx_cqe_wqes(*e);
   return RTE_MIN(n, limit);
 }
 

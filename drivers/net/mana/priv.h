@@ -64,6 +64,7 @@ struct RxQueueStats {
   uint64_t zero_length_cqes;  // okay CQEs whose first packet has length 0: consumed no WQE
   uint64_t oversize_packets;  // reported longer than the buffer: dropped, counted in errors too
   uint64_t cq_overflows;      // polls that found the CQ overflowed (the NIC lapped the consumer)
+  uint64_t misdirected_cqes;  // CQEs naming another queue (wq_num, is_sq): skipped
   uint64_t cqe_errors[kRxCqeErrorKinds];
 };
 
@@ -76,7 +77,8 @@ struct TxQueueStats {
   uint64_t mr_miss;             // packets refused: no memory registration covers a segment
   uint64_t csum_headers_split;  // packets refused: L4 checksum field not in the first segment
   uint64_t csum_readonly;       // packets refused: seed needed but the mbuf data is shared
-  uint64_t tso_invalid;  // TSO packets refused: headers, MSS or size beyond what a WQE carries
+  uint64_t tso_invalid;       // TSO packets refused: headers, MSS or size beyond what a WQE carries
+  uint64_t misdirected_cqes;  // CQEs naming another queue (wq_num, is_sq, client_type): skipped
   uint64_t cqe_errors[kTxCqeErrorKinds];
 };
 

@@ -13,10 +13,11 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // Waits until `busy` reads 0 once, or `deadline`. A burst takes microseconds, but its lcore may be
-// preempted on a loaded machine: spin a little, then yield the CPU to it.
+// preempted on a loaded machine: spin a little, then yield the CPU to it. The read is the control
+// path's half of Dekker's pattern (queue_gate.h gate_enter): sequentially consistent.
 bool wait_not_busy(const uint32_t& busy_field, Clock::time_point deadline) {
   std::atomic_ref<uint32_t> busy(const_cast<uint32_t&>(busy_field));
-  for (unsigned spins = 0; busy.load(std::memory_order_acquire) != 0; spins++) {
+  for (unsigned spins = 0; busy.load(std::memory_order_seq_cst) != 0; spins++) {
     if (spins < 1024) {
       rte_pause();
       continue;

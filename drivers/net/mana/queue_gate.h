@@ -19,16 +19,22 @@ struct QueueGate {
   uint32_t busy;  // 1 while a burst of some process is inside
 };
 
-// Entry costs one locked exchange per burst (not per packet). The exchange and the control path's
-// exchange on `open` are both sequentially consistent: either the burst sees the gate closed, or
-// the control path sees it busy (Dekker's pattern).
+// Entry costs one locked exchange per burst (not per packet). Dekker's pattern: the burst writes
+// `busy` then reads `open`; the control path writes `open` then reads `busy`. Both writes
+// (exchanges) and both reads are sequentially consistent, so all four are in one total order that
+// respects each thread's program order: whichever read comes later in it sees the other side's
+// write. Either the burst sees the gate closed, or the control path sees it busy. With acquire
+// reads instead, the C++ memory model allows both reads to see the old values (store buffering):
+// x86 and ARM64's ldar happen to forbid it, ldapr (ARMv8.3 RCpc) does not. The seq_cst loads cost
+// nothing on x86 (a plain load) and are ldar on ARM64. tests/unit/pmd/queue_gate_orders_test.cpp
+// checks the orders used.
 // `process_open` is the calling process's own flag (a secondary that detaches closes only its own
 // bursts, not the primary's).
 inline bool gate_enter(QueueGate& g, const uint32_t& process_open) {
   std::atomic_ref<uint32_t>(g.busy).exchange(1, std::memory_order_seq_cst);
-  if (std::atomic_ref<uint32_t>(g.open).load(std::memory_order_acquire) != 0 &&
+  if (std::atomic_ref<uint32_t>(g.open).load(std::memory_order_seq_cst) != 0 &&
       std::atomic_ref<uint32_t>(const_cast<uint32_t&>(process_open))
-              .load(std::memory_order_acquire) != 0)
+              .load(std::memory_order_seq_cst) != 0)
     return true;
   std::atomic_ref<uint32_t>(g.busy).store(0, std::memory_order_release);
   return false;
@@ -43,7 +49,7 @@ inline void gate_open(QueueGate& g) {
 }
 
 inline bool gate_is_open(const QueueGate& g) {
-  return std::atomic_ref<uint32_t>(const_cast<uint32_t&>(g.open)).load(std::memory_order_acquire) !=
+  return std::atomic_ref<uint32_t>(const_cast<uint32_t&>(g.open)).load(std::memory_order_seq_cst) !=
          0;
 }
 

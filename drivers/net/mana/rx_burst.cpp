@@ -86,6 +86,7 @@ struct Burst {
   uint64_t bytes;
   const hw::Cqe* carried;  // the CQE carried over from the last burst, if any
   bool overflow;           // a poll met an entry of another lap (counted once per burst)
+  bool misdirected;        // the last poll stopped at a completed CQE of another queue
 };
 
 // The tag the NIC stripped, put back for an application that did not ask for VLAN_STRIP. Returns
@@ -158,6 +159,12 @@ template <bool kChecksum, bool kRssHash, bool kVlanStrip>
 __attribute__((noinline)) bool rx_cqe_slow(RxQueue& q, Burst& b, const hw::Cqe* cqe, unsigned k) {
   const uint32_t type = cqe->type();
   if (type != hw::kCqeRxOkay && type != hw::kCqeRxCoalesced4) {
+    // Only a truncated packet consumed a WQE; an object fence, CQE_INVALID or an unknown type
+    // consumed none (the kernel's mana_process_rx_cqe, doc/hardware.md §4.7): counted by type.
+    if (type != hw::kCqeRxTruncated) {
+      q.stats.cqe_errors[rx_error_kind(type)]++;
+      return true;
+    }
     if (q.rq.tail_bu == q.rq.head_bu) {
       save_partial(q, b, cqe, 0);
       return false;
@@ -193,43 +200,62 @@ __attribute__((noinline)) bool rx_cqe_slow(RxQueue& q, Burst& b, const hw::Cqe* 
 constexpr unsigned kOwnerShift = 29;
 static_assert(hw::Cqe::Owner::get(7u << kOwnerShift) == 7 && hw::Cqe::Owner::get(~0u >> 3) == 0);
 
-// How many CQEs from the head the NIC has completed, up to `max`: the owner bits of each (the same
-// value until the CQ wraps), then one read barrier for the batch (doc/hardware.md §4.5). An entry
-// of another lap means the NIC overflowed the CQ: nothing is read there, the poll is counted.
+// The bits of dw15 a CQE of this RQ must match: owner (checked per lap), is_sq 0 and wq_num the
+// RQ's id, as the kernel's mana_poll_rx_cq checks them (doc/hardware.md §4.7).
+constexpr uint32_t kCqeCheckMask = 7u << kOwnerShift | hw::Cqe::IsSq::set(0, 1) | hw::kQueueIdMask;
+
+// How many CQEs from the head the NIC has completed for this RQ, up to `max`: the owner bits of
+// each (the same value until the CQ wraps) and its queue, one compare per entry, then one read
+// barrier for the batch (doc/hardware.md §4.5). Each owner word is read once: the entry that ends
+// the run is judged on the value that ended it (a second read could see a CQE that landed in
+// between, and count an overflow that did not happen). An entry of another lap means the NIC
+// overflowed the CQ: nothing is read there, the poll is counted. A completed entry for another
+// queue ends the run too (`b.misdirected`).
 inline unsigned cq_ready(const RxQueue& q, Burst& b, unsigned max) {
   const CompletionQueue& cq = q.cq;
   unsigned n = 0;
   uint32_t head = cq.head;
+  b.misdirected = false;
   while (n < max) {
     const uint32_t lap = (head >> cq.log2_count) & hw::kOwnerMask;
     const uint32_t in_lap = RTE_MIN(max - n, cq.mask + 1 - (head & cq.mask));
     constexpr unsigned kStride = sizeof(hw::Cqe) / 4;
     const uint32_t* const first = cq.ring[head & cq.mask].dw + hw::Cqe::kOwnerDword;
     const uint32_t* const end = first + in_lap * kStride;
-    const uint32_t want = lap << kOwnerShift;
-    // Non-zero in the owner bits when the entry at `e` is not of this lap.
-    const auto other_lap = [want](const uint32_t* e) {
-      return (__atomic_load_n(e, __ATOMIC_RELAXED) ^ want) >> kOwnerShift;
-    };
+    const uint32_t want = lap << kOwnerShift | q.rq.id;
+    // Non-zero when the entry whose owner word is `v` is not a CQE of this lap for this RQ.
+    const auto other = [want](uint32_t v) { return (v ^ want) & kCqeCheckMask; };
+    const auto at = [](const uint32_t* e) { return __atomic_load_n(e, __ATOMIC_RELAXED); };
     const uint32_t* p = first;
     // Four entries per check while four remain.
-    while (end - p >= 4 * kStride && (other_lap(p) | other_lap(p + kStride) |
-                                      other_lap(p + 2 * kStride) | other_lap(p + 3 * kStride)) == 0)
+    while (end - p >= 4 * kStride && (other(at(p)) | other(at(p + kStride)) |
+                                      other(at(p + 2 * kStride)) | other(at(p + 3 * kStride))) == 0)
       p += 4 * kStride;
-    while (p != end && other_lap(p) == 0) p += kStride;
+    uint32_t v = want;
+    while (p != end && other(v = at(p)) == 0) p += kStride;
     const auto i = static_cast<uint32_t>((p - first) / kStride);
     n += i;
     head += i;
     if (i < in_lap) {
-      const uint32_t seen = hw::Cqe::Owner::get(__atomic_load_n(p, __ATOMIC_RELAXED));
-      // The NIC lapped the consumer: the entry is not read and the queue stays stuck; the counter
-      // makes that visible (doc/hardware.md §4.5).
-      if (seen != ((lap - 1) & hw::kOwnerMask)) b.overflow = true;
+      const uint32_t seen = hw::Cqe::Owner::get(v);
+      if (seen == lap)
+        b.misdirected = true;
+      else if (seen != ((lap - 1) & hw::kOwnerMask))
+        // The NIC lapped the consumer: the entry is not read and the queue stays stuck; the
+        // counter makes that visible (doc/hardware.md §4.5).
+        b.overflow = true;
       break;
     }
   }
   rte_rmb();
   return n;
+}
+
+// A completed CQE for another queue (or an SQ) in this RQ's CQ: not ours to process, it consumes
+// nothing of the RQ; counted (rx_qN_misdirected_cqes).
+__attribute__((noinline)) void skip_misdirected(RxQueue& q) {
+  q.cq.head++;
+  q.stats.misdirected_cqes++;
 }
 
 // Of the `slots` WQEs from the head, how many hold a recycled buffer.
@@ -415,7 +441,7 @@ inline const hw::Cqe* take_fast(RxQueue& q, Burst& b, unsigned ready) {
 
 template <bool kChecksum, bool kRssHash, bool kVlanStrip>
 uint16_t rx_burst_inside(RxQueue& q, rte_mbuf** pkts, uint16_t nb_pkts) {
-  Burst b{pkts, 0, nb_pkts < kMaxRxBurst ? nb_pkts : kMaxRxBurst, 0, q.partial_cqe, false};
+  Burst b{pkts, 0, nb_pkts < kMaxRxBurst ? nb_pkts : kMaxRxBurst, 0, q.partial_cqe, false, false};
   if (__builtin_expect(q.meta.variant != kMetaVariant<kChecksum, kRssHash, kVlanStrip>, 0))
     decode_meta<kChecksum, kRssHash, kVlanStrip>(q, 0);
   bool more = true;
@@ -433,6 +459,8 @@ uint16_t rx_burst_inside(RxQueue& q, rte_mbuf** pkts, uint16_t nb_pkts) {
     const hw::Cqe* other = take_fast<kChecksum, kRssHash, kVlanStrip>(q, b, ready);
     if (other != nullptr)
       more = rx_cqe_slow<kChecksum, kRssHash, kVlanStrip>(q, b, other, 0);
+    else if (ready < want && b.misdirected)
+      skip_misdirected(q);
     else if (ready < want)
       break;  // the CQ is empty
   }

@@ -28,6 +28,15 @@ inline unsigned rx_cqe_packets(const Cqe& cqe) {
   return n;
 }
 
+// RQ WQEs an RX CQE consumed: the packets of an okay or coalesced CQE, one for a truncated packet,
+// none for an object fence, CQE_INVALID or an unknown type (the kernel's mana_process_rx_cqe,
+// doc/hardware.md §4.7).
+inline unsigned rx_cqe_wqes(const Cqe& cqe) {
+  const uint32_t type = cqe.type();
+  if (type == hw::kCqeRxOkay || type == hw::kCqeRxCoalesced4) return rx_cqe_packets(cqe);
+  return type == hw::kCqeRxTruncated ? 1 : 0;
+}
+
 inline uint64_t rx_checksum_flags(uint32_t dw1) {
   uint64_t f = 0;
   if (Cqe::RxIpCsumOk::get(dw1)) f |= RTE_MBUF_F_RX_IP_CKSUM_GOOD;

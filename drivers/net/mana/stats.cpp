@@ -25,6 +25,7 @@ constexpr Counter kRxQueueCounters[] = {
     {"zero_length_cqes", offsetof(RxQueueStats, zero_length_cqes)},
     {"oversize_packets", offsetof(RxQueueStats, oversize_packets)},
     {"cq_overflows", offsetof(RxQueueStats, cq_overflows)},
+    {"misdirected_cqes", offsetof(RxQueueStats, misdirected_cqes)},
 };
 constexpr Counter kTxQueueCounters[] = {
     {"packets", offsetof(TxQueueStats, packets)},
@@ -36,6 +37,7 @@ constexpr Counter kTxQueueCounters[] = {
     {"checksum_headers_split", offsetof(TxQueueStats, csum_headers_split)},
     {"checksum_readonly_mbuf", offsetof(TxQueueStats, csum_readonly)},
     {"tso_invalid_requests", offsetof(TxQueueStats, tso_invalid)},
+    {"misdirected_cqes", offsetof(TxQueueStats, misdirected_cqes)},
 };
 constexpr const char* kRxCqeNames[kRxCqeErrorKinds] = {"invalid", "object_fence", "truncated",
                                                        "unknown"};

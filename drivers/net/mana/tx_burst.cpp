@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // TX burst (doc/hardware.md §4.2, §4.3, §4.9, §4.10, §7): reclaim completions when due, then post
 // one WQE per packet until the first one that cannot be sent, with CQE suppression on all but the
-// last (and on that one too until tx_rs_thresh packets went without a CQE), and ring the SQ
-// doorbell once. No locks, allocation, division or logging.
+// last (and on that one too until tx_rs_thresh packets went without a CQE, unless the SQ could not
+// take another WQE), and ring the SQ doorbell once. No locks, allocation, division or logging.
 #include <cstring>
 
 #include <rte_mbuf.h>
@@ -238,11 +238,24 @@ uint16_t post_wqes(TxQueue& q, const ProcessPrivate& pp, rte_mbuf** pkts, uint16
   return sent;
 }
 
+// The basic units of the largest WQE this burst variant may post on `q`: every segment the queue
+// takes, with the long OOB where this variant may use it (doc/hardware.md §4.3).
+template <bool kMultiSeg, bool kVlan, bool kMaybeLongOob>
+inline uint32_t largest_wqe_bu(const TxQueue& q) {
+  const bool long_oob = kVlan || (kMaybeLongOob && q.oob.oob_size != hw::kShortOobSize);
+  return hw::wqe_size_bu(long_oob ? hw::kLongOobSize : hw::kShortOobSize,
+                         kMultiSeg ? q.max_sge : 1);
+}
+
 // The burst's last WQE asks for a CQE once tx_rs_thresh packets went without one (every burst by
-// default): that CQE completes every earlier suppressed WQE (doc/hardware.md §4.9).
-void request_cqe_if_due(TxQueue& q, uint16_t sent) {
+// default), or when the SQ has no room left for a WQE of `largest_bu` basic units: otherwise every
+// outstanding WQE could be suppressed with no room for the next one, and nothing would ever
+// complete (doc/hardware.md §4.9). That CQE completes every earlier suppressed WQE. The
+// single-segment short-OOB burst passes 0: the queue's geometry check (tx_queue.cpp) guarantees a
+// basic unit per descriptor, and tx_rs_thresh is below the ring size.
+void request_cqe_if_due(TxQueue& q, uint16_t sent, uint32_t largest_bu) {
   const uint32_t since = uint32_t{q.since_cqe} + sent;
-  if (since < q.rs_thresh) {
+  if (since < q.rs_thresh && wq_free_bu(q.sq) >= largest_bu) {
     q.since_cqe = static_cast<uint16_t>(since);
     return;
   }
@@ -275,7 +288,10 @@ uint16_t tx_burst_inside(TxQueue& q, const ProcessPrivate& pp, rte_mbuf** pkts, 
     sent = post_wqes<kChecksum, kMultiSeg, kVlan, kMaybeLongOob>(q, pp, pkts, nb_pkts, reclaim,
                                                                  &bytes);
   if (sent == 0) return 0;
-  request_cqe_if_due(q, sent);
+  if constexpr (!kMultiSeg && !kVlan && !kMaybeLongOob)
+    request_cqe_if_due(q, sent, 0);
+  else
+    request_cqe_if_due(q, sent, largest_wqe_bu<kMultiSeg, kVlan, kMaybeLongOob>(q));
   ring_sq_doorbell(pp.db_page, q.sq);
   q.stats.packets += sent;
   q.stats.bytes += bytes;

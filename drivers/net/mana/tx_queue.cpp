@@ -34,7 +34,8 @@ void free_pending_mbufs(TxQueue& q) {
 
 // tx_rs_thresh and tx_free_thresh (doc/guide.md "TX thresholds"): 0 asks for the defaults, a CQE
 // and a reclaim at every burst. A CQE at least every `n - 1` packets keeps one outstanding
-// whenever the ring is full, so a burst that finds it full can always reclaim.
+// whenever the descriptor ring is full, so a burst that finds it full can always reclaim; an SQ
+// that fills first gets its CQE from the burst (tx_burst.cpp request_cqe_if_due).
 int set_thresholds(TxQueue& q, const PortPriv& priv, uint16_t idx, uint32_t n,
                    const rte_eth_txconf& conf) {
   const uint32_t rs = conf.tx_rs_thresh != 0 ? conf.tx_rs_thresh : kDefaultTxRsThresh;
@@ -90,7 +91,10 @@ int create_queue(PortPriv& priv, TxQueue& q) {
                  strerror(rc));
     return -rc;
   }
-  if (!is_pow2(cq.count) || !is_pow2(qp.sq_size) || qp.sq_size < hw::kMaxSqeSize) {
+  // A basic unit per descriptor at least: single-segment short-OOB WQEs then never fill the SQ
+  // before the descriptor ring (tx_burst.cpp request_cqe_if_due relies on it).
+  if (!is_pow2(cq.count) || !is_pow2(qp.sq_size) || qp.sq_size < hw::kMaxSqeSize ||
+      qp.sq_size / hw::kBasicUnit < q.nb_desc) {
     MANA_DRV_LOG(ERR, "port %u TX queue %u: unexpected queue geometry (CQ %u, SQ %u B)",
                  priv.port_id, q.queue_id, cq.count, qp.sq_size);
     return -EPROTO;

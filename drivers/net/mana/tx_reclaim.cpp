@@ -120,6 +120,16 @@ void free_descs(TxQueue& q, uint32_t first, uint32_t n) {
   }
 }
 
+// A CQE in the queue's CQ is for its SQ when is_sq is set, wq_num is the SQ's id and the client
+// type is "completion", as the kernel's mana_poll_tx_cq expects (doc/hardware.md §4.7). Anything
+// else is not processed as ours: it would complete (and free) WQEs the NIC has not sent. An okay
+// CQE's type and client type are one compare of dw0 (kOkayWord), its queue one of dw15.
+constexpr uint32_t kTypeAndClientMask =
+    hw::Cqe::Type::set(0, ~0u) | hw::Cqe::ClientType::set(0, ~0u);
+constexpr uint32_t kOkayWord =
+    hw::Cqe::ClientType::set(hw::Cqe::Type::set(0, hw::kCqeTxOkay), hw::kClientTypeCompletion);
+constexpr uint32_t kQueueMask = hw::Cqe::IsSq::set(0, 1) | hw::kQueueIdMask;
+
 }  // namespace
 
 // The SQ's tail follows the descriptors: the start of the oldest WQE still outstanding, without
@@ -127,10 +137,18 @@ void free_descs(TxQueue& q, uint32_t first, uint32_t n) {
 uint32_t tx_reclaim(TxQueue& q) {
   const uint32_t first = q.desc_tail;
   const hw::Cqe* cqe;
+  const uint32_t ours = hw::Cqe::IsSq::set(q.sq.id, 1);
   while (cq_peek(q.cq, &cqe) == CqPoll::kValid) {
-    const uint32_t type = cqe->type();
-    const bool okay = type == hw::kCqeTxOkay;
+    const uint32_t dw0 = cqe->dw[0];
+    const bool okay = (dw0 & kTypeAndClientMask) == kOkayWord;
     q.cq.head++;
+    if (__builtin_expect(((cqe->dw[hw::Cqe::kOwnerDword] ^ ours) & kQueueMask) != 0 ||
+                             (!okay && hw::Cqe::ClientType::get(dw0) != hw::kClientTypeCompletion),
+                         0)) {
+      q.stats.misdirected_cqes++;
+      continue;
+    }
+    const uint32_t type = hw::Cqe::Type::get(dw0);
     if (!okay) {
       q.stats.errors++;
       q.stats.cqe_errors[tx_error_kind(type)]++;

@@ -189,17 +189,44 @@ TEST_F(RxTest, BufferChecksAndTruncation) {
 TEST_F(RxTest, InjectedFaults) {
   rx.post(0, 4, 2048);
   rx.doorbell(0);
-  d.dev().inject({Fault::Kind::kErrorCqe, false, 0, 1, hw::kCqeRxObjectFence});
-  const std::vector<uint8_t> f = build_frame(flow_to(0));
-  auto c = receive({f});
-  ASSERT_EQ(c.size(), 1u);
-  EXPECT_EQ(c[0].type, hw::kCqeRxObjectFence);
   d.dev().inject({Fault::Kind::kBadLkey, false, 0, 1, 0});
-  c = receive({f, f});
+  const std::vector<uint8_t> f = build_frame(flow_to(0));
+  auto c = receive({f, f});
   ASSERT_EQ(c.size(), 2u);
   EXPECT_EQ(c[0].type, hw::kCqeRxTruncated);
   EXPECT_EQ(c[0].vendor_err, hw::kVendorErrAddrRange);
   EXPECT_EQ(c[1].type, hw::kCqeRxOkay);
+  d.dev().inject({Fault::Kind::kErrorCqe, false, 0, 1, hw::kCqeRxTruncated});
+  c = receive({f});
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].type, hw::kCqeRxTruncated);
+  EXPECT_EQ(c[0].wqe_offset, 2u * 32);
+  EXPECT_EQ(d.dev().rq_counters(q().id).wqes, 3u);
+}
+
+// An object fence or an unknown type consumes no RQ WQE (the kernel's mana_process_rx_cqe,
+// doc/hardware.md §4.7): the injected CQE goes before the frame's own completion, which still
+// gets the next WQE.
+TEST_F(RxTest, InjectedFenceAndUnknownCqesConsumeNoWqe) {
+  rx.post(0, 4, 2048);
+  rx.doorbell(0);
+  const std::vector<uint8_t> f = build_frame(flow_to(0));
+  d.dev().inject({Fault::Kind::kErrorCqe, false, 0, 1, hw::kCqeRxObjectFence});
+  auto c = receive({f});
+  ASSERT_EQ(c.size(), 2u);
+  EXPECT_EQ(c[0].type, hw::kCqeRxObjectFence);
+  EXPECT_EQ(c[1].type, hw::kCqeRxOkay);
+  EXPECT_EQ(c[1].len[0], f.size());
+  EXPECT_EQ(c[1].wqe_offset, 0u);
+  d.dev().inject({Fault::Kind::kErrorCqe, false, 0, 1, 63});
+  c = receive({f});
+  ASSERT_EQ(c.size(), 2u);
+  EXPECT_EQ(c[0].type, 63u);
+  EXPECT_EQ(c[1].type, hw::kCqeRxOkay);
+  EXPECT_EQ(c[1].wqe_offset, 32u);
+  const QueueCounters qc = d.dev().rq_counters(q().id);
+  EXPECT_EQ(qc.wqes, 2u);
+  EXPECT_EQ(qc.packets, 2u);
 }
 
 TEST_F(RxTest, RqDoorbellWithWqeCountIsAcceptedAndCounted) {

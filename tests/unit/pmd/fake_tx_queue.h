@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// A TX queue on fake rings (see fake_nic.h): an SQ of one 4 KiB page, its CQ written by the test as
-// the NIC, and the descriptor ring; and a test fixture with one such queue. Shared by the TX burst
-// unit test and the TX completion fuzz test.
+// A TX queue on fake rings (see fake_nic.h): an SQ (one 4 KiB page unless given), its CQ written by
+// the test as the NIC, and the descriptor ring; and a test fixture with one such queue. Shared by
+// the TX burst unit test and the TX completion fuzz test.
 #pragma once
 
 #include <vector>
@@ -14,9 +14,9 @@ namespace mana_test {
 
 class FakeTxQueue {
  public:
-  // `ring`: descriptors and CQ entries, a power of two.
-  FakeTxQueue(uint32_t ring, uint32_t sq_id, uint32_t cq_id)
-      : cq(ring), sq_id_(sq_id), cq_id_(cq_id), descs_(ring, mana::TxDesc{}) {}
+  // `ring`: descriptors and CQ entries, a power of two; `sq_bytes`: a power of two >= 4096.
+  FakeTxQueue(uint32_t ring, uint32_t sq_id, uint32_t cq_id, size_t sq_bytes = 4096)
+      : cq(ring), sq_mem_(sq_bytes), sq_id_(sq_id), cq_id_(cq_id), descs_(ring, mana::TxDesc{}) {}
 
   void start(FakePortState& state) {
     mana::gate_open(q.gate);
@@ -57,7 +57,7 @@ class FakeTxQueue {
   FakeCq cq;
 
  private:
-  AlignedMemory sq_mem_{4096};
+  AlignedMemory sq_mem_;
   uint32_t sq_id_;
   uint32_t cq_id_;
   std::vector<mana::TxDesc> descs_;

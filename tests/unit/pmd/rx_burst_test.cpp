@@ -207,18 +207,73 @@ TEST_F(RxBurstTest, ErrorCompletionRecyclesTheBufferInPlace) {
   const uint64_t bad = wqe_buffer(1);
   complete(hw::kCqeRxOkay, {64});
   complete(hw::kCqeRxTruncated, {});
-  complete(hw::kCqeRxObjectFence, {});
   complete(hw::kCqeRxOkay, {65});
   rte_mbuf* pkts[8];
   ASSERT_EQ(rx(pkts, 8), 2);
   EXPECT_EQ(pkts[0]->pkt_len, 64u);
   EXPECT_EQ(pkts[1]->pkt_len, 65u);
   rte_pktmbuf_free_bulk(pkts, 2);
-  EXPECT_EQ(q_.stats.errors, 2u);
+  EXPECT_EQ(q_.stats.errors, 1u);
   EXPECT_EQ(q_.stats.cqe_errors[2], 1u);  // truncated
-  EXPECT_EQ(q_.stats.cqe_errors[1], 1u);  // object fence
   EXPECT_EQ(wqe_buffer(kRing + 1), bad);  // same buffer, reposted
-  EXPECT_EQ(q_.rq.head_bu, kRing + 4);
+  EXPECT_EQ(q_.rq.head_bu, kRing + 3);
+}
+
+// An object fence, CQE_INVALID and an unknown type consume no RQ WQE (the kernel's
+// mana_process_rx_cqe, doc/hardware.md §4.7): the packets around them get the buffers the NIC
+// wrote them into, and the ring stays in step. Counted by type, not as dropped packets.
+TEST_F(RxBurstTest, FenceInvalidAndUnknownCompletionsConsumeNoWqe) {
+  const uint64_t b0 = wqe_buffer(0), b1 = wqe_buffer(1), b2 = wqe_buffer(2);
+  complete(hw::kCqeRxOkay, {64});
+  complete(hw::kCqeRxObjectFence, {});
+  complete(hw::kCqeRxOkay, {65});
+  complete(hw::kCqeInvalid, {});
+  complete(63, {});  // a type the format does not define
+  complete(hw::kCqeRxOkay, {66});
+  rte_mbuf* pkts[8];
+  ASSERT_EQ(rx(pkts, 8), 3);
+  const uint64_t delivered[3] = {b0, b1, b2};
+  for (unsigned i = 0; i < 3; i++) {
+    EXPECT_EQ(pkts[i]->pkt_len, 64u + i);
+    EXPECT_EQ(rte_pktmbuf_mtod(pkts[i], uintptr_t), delivered[i]) << "packet " << i;
+  }
+  rte_pktmbuf_free_bulk(pkts, 3);
+  EXPECT_EQ(q_.rq.tail_bu, 3u);
+  EXPECT_EQ(q_.rq.head_bu, kRing + 3);
+  EXPECT_EQ(q_.stats.errors, 0u);
+  EXPECT_EQ(q_.stats.cqe_errors[0], 1u);  // invalid
+  EXPECT_EQ(q_.stats.cqe_errors[1], 1u);  // object fence
+  EXPECT_EQ(q_.stats.cqe_errors[3], 1u);  // unknown
+}
+
+// A CQE naming another RQ, or an SQ, is not ours (the kernel's mana_poll_rx_cq checks is_sq and
+// wq_num, doc/hardware.md §4.7): skipped and counted, consuming no WQE; the CQEs after it are
+// taken.
+TEST_F(RxBurstTest, CompletionForAnotherQueueIsSkippedAndCounted) {
+  const uint64_t b0 = wqe_buffer(0), b1 = wqe_buffer(1);
+  complete(hw::kCqeRxOkay, {64});
+  cq_.produce([](hw::Cqe& e) {  // another RQ
+    e.dw[0] = hw::kCqeRxOkay;
+    e.rx_packet(0).dw0 = 70;
+    e.dw[15] = hw::Cqe::WqNum::set(0, kRqId + 1);
+  });
+  cq_.produce([](hw::Cqe& e) {  // our id, but an SQ's
+    e.dw[0] = hw::kCqeRxOkay;
+    e.rx_packet(0).dw0 = 71;
+    e.dw[15] = hw::Cqe::IsSq::set(hw::Cqe::WqNum::set(0, kRqId), 1);
+  });
+  complete(hw::kCqeRxOkay, {65});
+  rte_mbuf* pkts[8];
+  ASSERT_EQ(rx(pkts, 8), 2);
+  EXPECT_EQ(pkts[0]->pkt_len, 64u);
+  EXPECT_EQ(pkts[1]->pkt_len, 65u);
+  EXPECT_EQ(rte_pktmbuf_mtod(pkts[0], uintptr_t), b0);
+  EXPECT_EQ(rte_pktmbuf_mtod(pkts[1], uintptr_t), b1);
+  rte_pktmbuf_free_bulk(pkts, 2);
+  EXPECT_EQ(q_.stats.misdirected_cqes, 2u);
+  EXPECT_EQ(q_.stats.errors, 0u);
+  EXPECT_EQ(q_.cq.head, kRing + 4);  // all four taken off the CQ
+  EXPECT_EQ(q_.rq.tail_bu, 2u);
 }
 
 TEST_F(RxBurstTest, NoMbufsDropsThePacketAndKeepsTheRingFull) {

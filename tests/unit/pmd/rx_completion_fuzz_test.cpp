@@ -45,10 +45,12 @@ struct CqeEffect {
   int error_kind;  // RX error-kind index, -1 for okay and coalesced CQEs
   bool zero_length;
   unsigned oversize;  // packets longer than the buffer
+  bool misdirected;   // names another queue: skipped
+  bool dropped;       // a truncated packet: consumed a WQE, an error
 };
 
 struct Counters {
-  uint64_t errors = 0, zero_length = 0, oversize = 0, packets = 0, bytes = 0;
+  uint64_t errors = 0, zero_length = 0, oversize = 0, packets = 0, bytes = 0, misdirected = 0;
   uint64_t cqe_errors[kRxCqeErrorKinds] = {};
 };
 
@@ -115,14 +117,19 @@ class RxCompletionFuzz : public mana_test::FakePort {
     return e;
   }
 
-  // The model (doc/hardware.md §4.7 and the table of completion types): okay and coalesced CQEs
-  // report the packet entries up to the first zero length, each having consumed the next WQE; a
-  // zero first length consumed none; every other type consumed one WQE and is an error.
+  // The model (doc/hardware.md §4.7 and the table of completion types): a CQE whose dw15 names
+  // another queue (wq_num, is_sq) is skipped and counted; okay and coalesced CQEs report the
+  // packet entries up to the first zero length, each having consumed the next WQE; a zero first
+  // length consumed none; a truncated packet consumed one WQE and is an error; every other type
+  // (object fence, invalid, unknown) consumed none and is counted by type.
   void expect(const hw::Cqe& e) {
-    CqeEffect eff{-1, false, 0};
+    CqeEffect eff{-1, false, 0, false, false};
     const uint32_t type = hw::Cqe::Type::get(e.dw[0]);
     const bool tagged = hw::Cqe::RxVlanPresent::get(e.dw[hw::Cqe::kRxFlagsDword]) != 0;
-    if (type == hw::kCqeRxOkay || type == hw::kCqeRxCoalesced4) {
+    const uint32_t dw15 = e.dw[hw::Cqe::kOwnerDword];
+    if (hw::Cqe::WqNum::get(dw15) != kRqId || hw::Cqe::IsSq::get(dw15) != 0) {
+      eff.misdirected = true;
+    } else if (type == hw::kCqeRxOkay || type == hw::kCqeRxCoalesced4) {
       unsigned k = 0;
       for (; k < hw::Cqe::kRxMaxPackets; k++) {
         const auto len = static_cast<uint16_t>(hw::RxPacketInfo::Length::get(e.rx_packet(k).dw0));
@@ -137,7 +144,8 @@ class RxCompletionFuzz : public mana_test::FakePort {
                        : type == hw::kCqeRxObjectFence ? 1
                        : type == hw::kCqeRxTruncated   ? 2
                                                        : 3;
-      wqes_.push_back(WqeEvent{false, false, 0});
+      eff.dropped = type == hw::kCqeRxTruncated;
+      if (eff.dropped) wqes_.push_back(WqeEvent{false, false, 0});
     }
     cqes_.push_back(eff);
   }
@@ -219,10 +227,9 @@ class RxCompletionFuzz : public mana_test::FakePort {
     for (; counted_ < popped(); counted_++) {
       const CqeEffect eff = cqes_.front();
       cqes_.pop_front();
-      if (eff.error_kind >= 0) {
-        expected_.errors++;
-        expected_.cqe_errors[eff.error_kind]++;
-      }
+      if (eff.error_kind >= 0) expected_.cqe_errors[eff.error_kind]++;
+      expected_.errors += eff.dropped;
+      expected_.misdirected += eff.misdirected;
       expected_.zero_length += eff.zero_length;
       expected_.oversize += eff.oversize;
       expected_.errors += eff.oversize;
@@ -230,6 +237,7 @@ class RxCompletionFuzz : public mana_test::FakePort {
     ASSERT_EQ(q_.stats.errors, expected_.errors);
     ASSERT_EQ(q_.stats.oversize_packets, expected_.oversize);
     ASSERT_EQ(q_.stats.zero_length_cqes, expected_.zero_length);
+    ASSERT_EQ(q_.stats.misdirected_cqes, expected_.misdirected);
     ASSERT_EQ(q_.stats.packets, expected_.packets);
     ASSERT_EQ(q_.stats.bytes, expected_.bytes);
     for (unsigned k = 0; k < kRxCqeErrorKinds; k++)

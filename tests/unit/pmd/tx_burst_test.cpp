@@ -132,6 +132,30 @@ TEST_F(TxBurstTest, ClosedGateTouchesNothing) {
   EXPECT_EQ(tx_reclaim(q_), 1u);
 }
 
+// A CQE naming another SQ, an RQ (is_sq 0) or another client type is not ours (the kernel's
+// mana_poll_tx_cq checks is_sq and client_type, doc/hardware.md §4.7): it completes nothing and
+// is counted; our own CQE after it completes the burst.
+TEST_F(TxBurstTest, CompletionForAnotherQueueCompletesNothing) {
+  burst_of(3);
+  const auto foreign = [&](uint32_t dw0, uint32_t dw15) {
+    cq_.produce([&](hw::Cqe& e) {
+      e.dw[0] = dw0;
+      e.dw[hw::Cqe::kOwnerDword] = dw15;
+    });
+  };
+  const uint32_t okay = hw::Cqe::ClientType::set(hw::kCqeTxOkay, hw::kClientTypeCompletion);
+  foreign(okay, hw::Cqe::IsSq::set(hw::Cqe::WqNum::set(0, kSqId + 1), 1));        // another SQ
+  foreign(okay, hw::Cqe::WqNum::set(0, kSqId));                                   // an RQ's
+  foreign(hw::kCqeTxOkay, hw::Cqe::IsSq::set(hw::Cqe::WqNum::set(0, kSqId), 1));  // client type 0
+  EXPECT_EQ(tx_reclaim(q_), 0u);
+  EXPECT_EQ(q_.stats.misdirected_cqes, 3u);
+  EXPECT_EQ(q_.stats.errors, 0u);
+  EXPECT_EQ(q_.cq.head, kRing + 3);  // taken off the CQ
+  EXPECT_EQ(q_.desc_head - q_.desc_tail, 3u);
+  complete(hw::kCqeTxOkay, 2);
+  EXPECT_EQ(tx_reclaim(q_), 3u);
+}
+
 TEST_F(TxBurstTest, AllButTheLastWqeSuppressTheirCqe) {
   std::vector<rte_mbuf*> pkts;
   for (int i = 0; i < 5; i++) pkts.push_back(packet(60 + i));
