@@ -104,6 +104,8 @@ void for_each_xstat(const rte_eth_dev* dev, Emit emit) {
   }
   // The kernel's name for the NIC's counter (doc/hardware.md §2.11); the same value as imissed.
   emit("hc_rx_discards_no_wqe", hw_rx_missed(*static_cast<PortPriv*>(dev->data->dev_private)));
+  // Queue resets of the TX stall watchdog (tx_watchdog.h).
+  emit("tx_stall_resets", __atomic_load_n(&priv_of(dev)->tx_stall_resets, __ATOMIC_RELAXED));
 }
 
 }  // namespace
@@ -141,6 +143,7 @@ int stats_get(rte_eth_dev* dev, rte_eth_stats* st) {
 
 int stats_reset(rte_eth_dev* dev) {
   hw_counters_reset(*static_cast<PortPriv*>(dev->data->dev_private));
+  __atomic_store_n(&priv_of(dev)->tx_stall_resets, 0, __ATOMIC_RELAXED);
   for (unsigned i = 0; i < dev->data->nb_rx_queues; i++)
     if (auto* q = static_cast<RxQueue*>(dev->data->rx_queues[i])) q->stats = RxQueueStats{};
   for (unsigned i = 0; i < dev->data->nb_tx_queues; i++)
