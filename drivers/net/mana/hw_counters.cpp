@@ -64,7 +64,7 @@ uint64_t hw_rx_missed(PortPriv& priv) {
       netdev_down(priv) &&
       (__atomic_fetch_or(&priv.rx_missed_logged, kSaidNetdevDown, __ATOMIC_RELAXED) &
        kSaidNetdevDown) == 0)
-    MANA_DRV_LOG(INFO,
+    MANA_DRV_LOG(NOTICE,
                  "port %u: imissed counts no NIC drops while %s is down: the kernel fills "
                  "rx_missed_errors only while its netdev is up (doc/hardware.md §2.11)",
                  priv.port_id, priv.ifname);

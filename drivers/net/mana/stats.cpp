@@ -63,9 +63,12 @@ const TxQueue* txq(const rte_eth_dev* dev, unsigned i) {
   return static_cast<const TxQueue*>(dev->data->tx_queues[i]);
 }
 
+// The port's own xstats at the end: hc_rx_discards_no_wqe, tx_stall_resets.
+constexpr unsigned kPortXstats = 2;
+
 unsigned xstats_count(const rte_eth_dev* dev) {
   return dev->data->nb_rx_queues * RTE_DIM(kRxQueueCounters) + kRxCqeErrorKinds +
-         dev->data->nb_tx_queues * RTE_DIM(kTxQueueCounters) + kTxCqeErrorKinds + 1;
+         dev->data->nb_tx_queues * RTE_DIM(kTxQueueCounters) + kTxCqeErrorKinds + kPortXstats;
 }
 
 // Calls emit(name-format pieces, value) for every xstat in order.
