@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "tx_watchdog.h"
 
+#include <cerrno>
 #include <cstring>
 
 #include <ethdev_driver.h>
@@ -64,9 +65,9 @@ void check(void* arg) {
     return schedule(priv);
   }
   const int q = stalled_queue(dev, now, uint64_t{priv.tx_stall_timeout_s} * rte_get_timer_hz());
-  if (q >= 0) {
+  // -EBUSY: the application is starting or stopping the port, which creates the queues anyway.
+  if (const int rc = q >= 0 ? recovery_reset_queues(dev) : -EBUSY; rc != -EBUSY) {
     __atomic_fetch_add(&priv.tx_stall_resets, 1, __ATOMIC_RELAXED);
-    const int rc = recovery_reset_queues(dev);
     MANA_DRV_LOG(WARNING,
                  "port %u (%s): TX queue %d completed nothing for %u s with packets waiting "
                  "(tx_stall_timeout): every queue of the port was created again%s",
