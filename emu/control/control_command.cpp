@@ -40,7 +40,7 @@ bool expect_words(const std::vector<std::string_view>& w, size_t count, const ch
 bool parse_fault(const std::vector<std::string_view>& w, ControlCommand* cmd, std::string* error) {
   static const char* kUsage =
       "fault <vf> <port> tx|rx error-cqe <cqe_type> <count> [skip <n>] [every <k>] | fault <vf> "
-      "<port> tx|rx bad-lkey <count>";
+      "<port> tx|rx bad-lkey <count> | fault <vf> <port> tx stall";
   if (w.size() < 5) return fail(error, std::string("usage: ") + kUsage);
   if (!number(w[1], 0, kMaxIndex, "vf", &cmd->vf, error)) return false;
   if (!number(w[2], 0, kMaxIndex, "port", &cmd->port, error)) return false;
@@ -65,12 +65,18 @@ bool parse_fault(const std::vector<std::string_view>& w, ControlCommand* cmd, st
     }
     return true;
   }
+  if (w[4] == "stall") {
+    if (!expect_words(w, 5, kUsage, error)) return false;
+    if (!cmd->fault.tx) return fail(error, "a stall fault is for tx only (an SQ that stops)");
+    cmd->fault.kind = Fault::Kind::kStall;
+    return true;
+  }
   if (w[4] == "bad-lkey") {
     if (!expect_words(w, 6, kUsage, error)) return false;
     cmd->fault.kind = Fault::Kind::kBadLkey;
     return number(w[5], 1, kMaxFaultCount, "count", &cmd->fault.count, error);
   }
-  return fail(error, "unknown fault " + quote_for_error(w[4]) + " (error-cqe, bad-lkey)");
+  return fail(error, "unknown fault " + quote_for_error(w[4]) + " (error-cqe, bad-lkey, stall)");
 }
 
 void json_queue(std::ostringstream& out, uint32_t id, const QueueCounters& c) {
@@ -229,8 +235,11 @@ void ControlTargets::refresh_netdev_stats() {
     uint64_t drops = 0;
     for (uint32_t p = 0; p < ports; ++p) drops += device->port_counters(p).rx_no_wqe_drops;
     std::string error;
+    // mana_get_stats64 returns before filling anything while the port's netdev is down, and the
+    // core zeroed the answer: the file reads 0 (doc/hardware.md §2.11).
     for (uint32_t p = 0; p < ports; ++p)
-      if (!set_netdev_stat(*config_, vf, p, "rx_missed_errors", drops, &error))
+      if (!set_netdev_stat(*config_, vf, p, "rx_missed_errors", device->netdev_up(p) ? drops : 0,
+                           &error))
         fprintf(stderr, "mana-emu: %s\n", error.c_str());
   }
 }

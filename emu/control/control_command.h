@@ -4,6 +4,7 @@
 //   remove <vf> | add <vf> [--pci <bdf>]
 //   fault <vf> <port> tx|rx error-cqe <cqe_type> <count> [skip <n>] [every <k>]
 //   fault <vf> <port> tx|rx bad-lkey <count>
+//   fault <vf> <port> tx stall
 //   counters <vf> | live <vf>
 // Parsing is a pure function; ControlTargets applies a parsed command to the Devices this process
 // owns and returns the reply ("ok ..." or "error <reason>").
@@ -65,7 +66,8 @@ class ControlTargets {
   std::string handle_line(std::string_view line);
   // What the kernel's periodic hardware-stats query does: every port's netdev statistics file
   // rx_missed_errors gets its VF's no-WQE drops, summed over the VF's ports (the hardware counts
-  // them per function, doc/hardware.md §2.11). No-op without a run folder.
+  // them per function), while that port's netdev is up; 0 while it is down, as the kernel shows
+  // it (doc/hardware.md §2.11). No-op without a run folder.
   void refresh_netdev_stats();
 
  private:

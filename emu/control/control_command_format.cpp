@@ -23,6 +23,7 @@ std::string format_control_command(const ControlCommand& c) {
   const Fault& f = c.fault;
   std::string line = "fault " + vf_port + (f.tx ? " tx" : " rx");
   if (f.kind == Fault::Kind::kBadLkey) return line + " bad-lkey " + std::to_string(f.count);
+  if (f.kind == Fault::Kind::kStall) return line + " stall";
   return line + " error-cqe " + std::to_string(f.cqe_type) + " " + std::to_string(f.count) +
          " skip " + std::to_string(f.skip) + " every " + std::to_string(f.every);
 }

@@ -112,7 +112,9 @@ struct LiveObjects {
 
 // Faults injected through the control channel.
 struct Fault {
-  enum class Kind { kErrorCqe, kBadLkey } kind = Kind::kErrorCqe;
+  // kStall: the port's live SQs stop completing (their WQEs stay posted, no CQE ever comes), as
+  // a queue the hardware stopped serving (doc/hardware.md §2.12); queues created later work.
+  enum class Kind { kErrorCqe, kBadLkey, kStall } kind = Kind::kErrorCqe;
   bool tx = true;      // SQ (true) or RQ
   uint32_t port = 0;   // 0-based port index
   uint32_t count = 1;  // N WQEs get the fault
@@ -186,6 +188,7 @@ class Device {
   // ---- control channel
   // -----------------------------------------------------------------------------
   virtual void set_netdev_up(uint32_t port, bool up) = 0;  // 0-based port index
+  virtual bool netdev_up(uint32_t port) const = 0;
   virtual void inject(const Fault& fault) = 0;
   // Hot removal: every queue dies (no further completions), async fatal events are raised by the
   // verbs layer; `present(false)` makes every control call fail with ENODEV until `present(true)`.

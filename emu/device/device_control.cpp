@@ -529,11 +529,19 @@ void DeviceImpl::set_netdev_up(uint32_t port, bool up) {
   if (port < ports_.size()) ports_[port].netdev_up = up;
 }
 
+bool DeviceImpl::netdev_up(uint32_t port) const {
+  std::lock_guard g(lock_);
+  return port < ports_.size() && ports_[port].netdev_up;
+}
+
 void DeviceImpl::inject(const Fault& fault) {
   std::lock_guard g(lock_);
   if (fault.port >= ports_.size()) return;
   PortFaults& f = ports_[fault.port].faults;
-  if (fault.kind == Fault::Kind::kErrorCqe) {
+  if (fault.kind == Fault::Kind::kStall) {
+    for (Sq* sq : sqs_)
+      if (sq->port == &ports_[fault.port]) sq->stalled = true;
+  } else if (fault.kind == Fault::Kind::kErrorCqe) {
     FaultPlan& plan = fault.tx ? f.tx_error : f.rx_error;
     plan.remaining = fault.count;
     plan.cqe_type = fault.cqe_type;

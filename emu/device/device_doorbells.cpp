@@ -111,7 +111,7 @@ unsigned DeviceImpl::poll() {
   if (poll_doorbells_.load(std::memory_order_relaxed)) work += sample_doorbell_pages();
   if (!present_.load(std::memory_order_relaxed)) return work;
   for (Sq* sq : sqs_)
-    if (!sq->dead && sq->pending_bu() != 0) work += process_sq(*sq, kTxBudget);
+    if (!sq->dead && !sq->stalled && sq->pending_bu() != 0) work += process_sq(*sq, kTxBudget);
   for (Port& port : ports_) work += receive_port(port, kRxBudget);
   flush_all_coalesced();
   return work;

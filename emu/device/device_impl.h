@@ -71,6 +71,7 @@ class DeviceImpl final : public Device {
   unsigned poll() override;
 
   void set_netdev_up(uint32_t port, bool up) override;
+  bool netdev_up(uint32_t port) const override;
   void inject(const Fault& fault) override;
   void set_present(bool present) override;
   bool present() const override;

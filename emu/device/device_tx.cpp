@@ -56,7 +56,8 @@ void DeviceImpl::send_posted_wqes(Sq& sq) {
   drain_doorbells();
   if (poll_doorbells_.load(std::memory_order_relaxed)) sample_doorbell_pages();
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-  while (!sq.dead && sq.pending_bu() != 0 && std::chrono::steady_clock::now() < deadline) {
+  while (!sq.dead && !sq.stalled && sq.pending_bu() != 0 &&
+         std::chrono::steady_clock::now() < deadline) {
     if (process_sq(sq, kTxBudget) != 0) continue;
     for (Port& port : ports_) receive_port(port, kRxBudget);
     std::this_thread::yield();

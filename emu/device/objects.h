@@ -97,6 +97,7 @@ struct Sq : WorkQueue {
   Sq() : WorkQueue(QueueKind::kSq) {}
   uint32_t qp_handle = 0;
   uint32_t tso_sent = 0;  // segments of the TSO WQE at the head already sent (a wire said retry)
+  bool stalled = false;   // fault tx stall: consumes nothing, completes nothing, until destroyed
 };
 
 struct Rq : WorkQueue {

@@ -75,6 +75,7 @@ ctl: sends one control command to the process running the VFs ($MANA_EMU_CONTROL
   netdev <vf> <port> up|down       remove <vf>       add <vf>
   fault <vf> <port> tx|rx error-cqe <cqe_type> <count> [skip <n>] [every <k>]
   fault <vf> <port> tx|rx bad-lkey <count>
+  fault <vf> <port> tx stall
   counters <vf>                    live <vf>
   Prints the reply; exit status 0 for "ok ...", 1 otherwise.
 

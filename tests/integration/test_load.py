@@ -22,7 +22,8 @@ def test_pmdinfo_reports_driver():
     mana = [d for d in drivers if d.get("name") == "net_mana"]
     expect(len(mana) == 1, f"net_mana not reported: {out.stdout}")
     info = mana[0]
-    expect(info.get("params") == "mac=<mac_addr> recovery_timeout=<seconds>", f"params: {info}")
+    params = "mac=<mac_addr> recovery_timeout=<seconds> tx_stall_timeout=<seconds>"
+    expect(info.get("params") == params, f"params: {info}")
     expect(info.get("kmod") == "* ib_uverbs & mana_ib", f"kmod: {info}")
     ids = {(p.get("vendor"), p.get("device")) for p in info.get("pci_ids", [])}
     expect(("1414", "00ba") in ids and ("1414", "00b9") in ids, f"pci ids: {info}")

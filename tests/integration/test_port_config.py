@@ -52,7 +52,7 @@ def test_long_devargs_keep_their_hint():
     """Through the real EAL: devargs of 300 and 400 characters still end in what is expected."""
     nine = ",".join(f"mac=02:00:00:00:00:{i:02x}" for i in range(9))
     for args, hint in ((f"mac={'z' * 300}", r"\(300 characters\) in mac= devargs: expected xx:xx"),
-                       (f"{nine},{'x' * 200}", r"characters\): the keys are mac=<mac_addr>, recovery_timeout=<seconds>")):
+                       (f"{nine},{'x' * 200}", r"characters\): the keys are mac=<mac_addr>, recovery_timeout=<seconds>, tx_stall_timeout=<seconds>")):
         p = testpmd_on_emu(["--ports", "1"], "mana-longargs", ["--stats-period", "1"],
                            eal_extra=["-a", f"{EMU_BDF},{args}"])
         p.wait_for(hint)

@@ -71,22 +71,34 @@ int on_mac(const char* /*key*/, const char* value, void* opaque) {
   return 0;
 }
 
-int on_recovery_timeout(const char* /*key*/, const char* value, void* opaque) {
-  auto* st = static_cast<ParseState*>(opaque);
+// A number of seconds from 0 (`zero_means`) to `max` into `*out`.
+int parse_seconds(ParseState* st, const char* key, const char* value, unsigned max,
+                  const char* zero_means, unsigned* out) {
   char* end = nullptr;
   errno = 0;
   const unsigned long v = value ? strtoul(value, &end, 10) : 0;
   if (value == nullptr || !isdigit(static_cast<unsigned char>(value[0])) || *end != '\0' ||
-      errno != 0 || v > kMaxRecoveryTimeout) {
+      errno != 0 || v > max) {
     char quoted[kQuotedSize];
     quote(value ? value : "", quoted, sizeof(quoted));
-    snprintf(st->error, st->error_len,
-             "bad recovery_timeout %s: expected seconds from 0 (no recovery) to %u", quoted,
-             kMaxRecoveryTimeout);
+    snprintf(st->error, st->error_len, "bad %s %s: expected seconds from 0 (%s) to %u", key, quoted,
+             zero_means, max);
     return -EINVAL;
   }
-  st->out->recovery_timeout_s = static_cast<unsigned>(v);
+  *out = static_cast<unsigned>(v);
   return 0;
+}
+
+int on_recovery_timeout(const char* key, const char* value, void* opaque) {
+  auto* st = static_cast<ParseState*>(opaque);
+  return parse_seconds(st, key, value, kMaxRecoveryTimeout, "no recovery",
+                       &st->out->recovery_timeout_s);
+}
+
+int on_tx_stall_timeout(const char* key, const char* value, void* opaque) {
+  auto* st = static_cast<ParseState*>(opaque);
+  return parse_seconds(st, key, value, kMaxTxStallTimeout, "no watchdog",
+                       &st->out->tx_stall_timeout_s);
 }
 
 }  // namespace
@@ -103,7 +115,8 @@ int parse_devargs(const char* args, Devargs& out, char* error, size_t error_len)
   if (error_len) error[0] = '\0';
   if (args == nullptr || args[0] == '\0') return 0;
 
-  static const char* const keys[] = {kDevargsMac, kDevargsRecoveryTimeout, nullptr};
+  static const char* const keys[] = {kDevargsMac, kDevargsRecoveryTimeout, kDevargsTxStallTimeout,
+                                     nullptr};
   char quoted[kQuotedSize];
   quote(args, quoted, sizeof(quoted));
   rte_kvargs* kv = rte_kvargs_parse(args, keys);
@@ -115,6 +128,7 @@ int parse_devargs(const char* args, Devargs& out, char* error, size_t error_len)
   ParseState st{&out, error, error_len};
   int rc = rte_kvargs_process(kv, kDevargsMac, on_mac, &st);
   if (rc == 0) rc = rte_kvargs_process(kv, kDevargsRecoveryTimeout, on_recovery_timeout, &st);
+  if (rc == 0) rc = rte_kvargs_process(kv, kDevargsTxStallTimeout, on_tx_stall_timeout, &st);
   rte_kvargs_free(kv);
   if (rc != 0) {
     if (error_len && error[0] == '\0')

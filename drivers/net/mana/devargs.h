@@ -14,15 +14,22 @@ namespace mana {
 inline constexpr unsigned kMaxMacDevargs = 8;
 inline constexpr const char* kDevargsMac = "mac";
 inline constexpr const char* kDevargsRecoveryTimeout = "recovery_timeout";
-inline constexpr const char* kDevargsHelp = "mac=<mac_addr>, recovery_timeout=<seconds>";
+inline constexpr const char* kDevargsTxStallTimeout = "tx_stall_timeout";
+inline constexpr const char* kDevargsHelp =
+    "mac=<mac_addr>, recovery_timeout=<seconds>, tx_stall_timeout=<seconds>";
 inline constexpr unsigned kDefaultRecoveryTimeout = 600;  // recovery.h
 inline constexpr unsigned kMaxRecoveryTimeout = 86400;
+// The kernel's TX watchdog timeout for MANA (doc/hardware.md §2.12); tx_watchdog.h.
+inline constexpr unsigned kDefaultTxStallTimeout = 15;
+inline constexpr unsigned kMaxTxStallTimeout = 3600;
 
 struct Devargs {
   unsigned mac_count = 0;  // 0: every port of the PCI function
   rte_ether_addr macs[kMaxMacDevargs] = {};
   // How long a port waits for its removed VF to come back (doc/guide.md); 0: no recovery.
   unsigned recovery_timeout_s = kDefaultRecoveryTimeout;
+  // How long a TX queue may complete nothing while packets wait (doc/guide.md); 0: no watchdog.
+  unsigned tx_stall_timeout_s = kDefaultTxStallTimeout;
 
   bool wants(const rte_ether_addr& mac) const;
 };

@@ -207,6 +207,7 @@ int start_locked(rte_eth_dev* dev) {
   priv->started = true;
   mp_notify_secondaries_start(dev);
   link_update(dev, 0);
+  tx_watchdog_start(dev);
   return 0;
 }
 
@@ -222,6 +223,7 @@ int dev_start(rte_eth_dev* dev) {
 // destroyed here (uverbs answers for the removed device).
 int stop_locked(rte_eth_dev* dev) {
   PortPriv* priv = priv_of(dev);
+  tx_watchdog_stop(dev);  // first: a reset it is doing finishes before the queues go
   // No burst of any process may be inside a queue once its objects go (queue_gate.h).
   close_port_gates(dev);
   dev->rx_pkt_burst = rx_burst_stopped;

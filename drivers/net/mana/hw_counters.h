@@ -13,8 +13,9 @@ struct PortPriv;
 
 // Where the port's counter is, for the RDMA device at `ibdev_path` (after probe and re-add).
 void hw_counters_attach(PortPriv& priv, const char* ibdev_path);
-// Frames the NIC dropped for want of a posted RX WQE since the last reset; 0 (said once in the
-// log) when the kernel does not show the counter.
+// Frames the NIC dropped for want of a posted RX WQE since the last reset, as far as the kernel
+// shows them: 0 (said once in the log) when it does not show the counter, and 0 while the netdev
+// is down, which a DPDK port needs (said once too): on Azure imissed stays 0.
 uint64_t hw_rx_missed(PortPriv& priv);
 // stats_reset: the next hw_rx_missed counts from 0.
 void hw_counters_reset(PortPriv& priv);

@@ -63,5 +63,6 @@ RTE_INIT(mana_pci_register) {
 }
 RTE_PMD_EXPORT_NAME(net_mana, __COUNTER__);
 RTE_PMD_REGISTER_PCI_TABLE(net_mana, mana_pci_id_map);
-RTE_PMD_REGISTER_PARAM_STRING(net_mana, "mac=<mac_addr> recovery_timeout=<seconds>");
+RTE_PMD_REGISTER_PARAM_STRING(
+    net_mana, "mac=<mac_addr> recovery_timeout=<seconds> tx_stall_timeout=<seconds>");
 RTE_PMD_REGISTER_KMOD_DEP(net_mana, "* ib_uverbs & mana_ib");

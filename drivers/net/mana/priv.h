@@ -18,6 +18,7 @@
 #include "mr_cache.h"
 #include "queue_gate.h"
 #include "tx_oob.h"
+#include "tx_watchdog.h"
 
 struct ibv_context;
 struct ibv_pd;
@@ -183,7 +184,8 @@ struct alignas(RTE_CACHE_LINE_SIZE) TxQueue {
   uint8_t tso;  // RTE_ETH_TX_OFFLOAD_TCP_TSO is on (tx_prepare accepts TCP_SEG mbufs); in padding
   ibv_cq* ib_cq;
   ibv_qp* ib_qp;
-  uint8_t deferred_start;  // tx_deferred_start: stays stopped at dev_start
+  uint8_t deferred_start;    // tx_deferred_start: stays stopped at dev_start
+  TxStallWatch stall_watch;  // the TX stall watchdog's last look (tx_watchdog.h)
 };
 static_assert(offsetof(TxQueue, sq) + sizeof(WorkQueue) <= RTE_CACHE_LINE_SIZE,
               "ring positions, thresholds and the SQ share the first cache line");
@@ -229,10 +231,14 @@ struct PortPriv {
   uint32_t recovery_timeout_s;  // devarg recovery_timeout
   uint64_t recovery_deadline;   // rte_get_timer_cycles() at which recovery gives up
 
+  // The TX stall watchdog (tx_watchdog.h): devarg tx_stall_timeout (0: off), resets done.
+  uint32_t tx_stall_timeout_s;
+  uint64_t tx_stall_resets;
+
   // The kernel's drop counter of the VF (hw_counters.h); control path of any process.
   char rx_missed_path[384];   // ibdev_path (at most 256) + /device/net/<if>/statistics/...
   uint64_t rx_missed_base;    // its value at the last stats_reset
-  uint32_t rx_missed_logged;  // 1 once "cannot read" was said
+  uint32_t rx_missed_logged;  // bits: "cannot read" (1), "netdev down" (2) were said
 
   // The kernel netdev's MTU (netdev_mtu.h): its sysfs file and max MTU (the adapter's).
   char mtu_path[384];

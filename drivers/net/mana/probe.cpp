@@ -220,6 +220,7 @@ int create_port(rte_pci_device* pci, const Candidate& c, const Devargs& devargs)
     std::memcpy(priv->rss_key, kDefaultRssKey, sizeof(priv->rss_key));
     *mac = c.netdev.mac;
     priv->recovery_timeout_s = devargs.recovery_timeout_s;
+    priv->tx_stall_timeout_s = devargs.tx_stall_timeout_s;
     rc = open_port_verbs(*priv, c.ibdev);
     if (rc == 0) priv->caps.provider_max_wr = probe_provider_max_wr(*priv);
   }

@@ -258,6 +258,31 @@ void recovery_begin(rte_eth_dev* dev) {
     rte_eth_dev_callback_process(dev, RTE_ETH_EVENT_ERR_RECOVERING, nullptr);
 }
 
+// ---- the TX stall watchdog's hook (tx_watchdog.h) ----
+int recovery_reset_queues(rte_eth_dev* dev) {
+  PortPriv& priv = *priv_of(dev);
+  if (load(priv.in_control) != 0 || recovery_state(priv) != Recovery::kNone || !priv.started)
+    return -EBUSY;
+  close_port_gates(dev);
+  tx_queues_stop(dev);
+  rx_queues_stop(dev);
+  // TX first, as dev_start: the raw QPs configure the vPort that the RSS QP needs.
+  int rc = tx_queues_start(dev);
+  if (rc == 0 && dev->data->nb_rx_queues != 0) {
+    rc = rx_queues_start(dev);
+    if (rc != 0) tx_queues_stop(dev);
+  }
+  if (rc != 0) {
+    MANA_DRV_LOG(ERR,
+                 "port %u (%s): creating the queues again failed (%s): bursts return 0; stop "
+                 "and start the port, or reset it (rte_eth_dev_reset)",
+                 priv.port_id, priv.ifname, strerror(-rc));
+    return rc;
+  }
+  open_port_gates(dev);
+  return 0;
+}
+
 void recovery_control_begin(rte_eth_dev* dev) {
   PortPriv& priv = *priv_of(dev);
   store(priv.in_control, 1);

@@ -38,6 +38,13 @@ void recovery_cancel(rte_eth_dev* dev);
 
 Recovery recovery_state(const PortPriv& priv);
 
+// The TX stall watchdog's reset (tx_watchdog.h), on the interrupt thread: every queue of a started
+// port is destroyed and created again from its configuration, as the kernel's queue reset does;
+// the context, PD and MRs stay. 0, -EBUSY (nothing done) while a removal is recovered or the
+// application starts or stops the port, or the errno of a re-creation that failed (logged; the
+// port's gates stay closed, as after a failed recovery).
+int recovery_reset_queues(rte_eth_dev* dev);
+
 // The dev_reset operation (rte_eth_dev_reset, testpmd `port reset`), on a stopped port: every verbs
 // object is destroyed and the VF with the port's MAC opened again, as a recovery does but at once
 // (also after a recovery that failed, or with recovery_timeout=0). The queues' configuration

@@ -65,9 +65,12 @@ const TxQueue* txq(const rte_eth_dev* dev, unsigned i) {
   return static_cast<const TxQueue*>(dev->data->tx_queues[i]);
 }
 
+// The port's own xstats at the end: hc_rx_discards_no_wqe, tx_stall_resets.
+constexpr unsigned kPortXstats = 2;
+
 unsigned xstats_count(const rte_eth_dev* dev) {
   return dev->data->nb_rx_queues * RTE_DIM(kRxQueueCounters) + kRxCqeErrorKinds +
-         dev->data->nb_tx_queues * RTE_DIM(kTxQueueCounters) + kTxCqeErrorKinds + 1;
+         dev->data->nb_tx_queues * RTE_DIM(kTxQueueCounters) + kTxCqeErrorKinds + kPortXstats;
 }
 
 // Calls emit(name-format pieces, value) for every xstat in order.
@@ -106,6 +109,8 @@ void for_each_xstat(const rte_eth_dev* dev, Emit emit) {
   }
   // The kernel's name for the NIC's counter (doc/hardware.md §2.11); the same value as imissed.
   emit("hc_rx_discards_no_wqe", hw_rx_missed(*static_cast<PortPriv*>(dev->data->dev_private)));
+  // Queue resets of the TX stall watchdog (tx_watchdog.h).
+  emit("tx_stall_resets", __atomic_load_n(&priv_of(dev)->tx_stall_resets, __ATOMIC_RELAXED));
 }
 
 }  // namespace
@@ -143,6 +148,7 @@ int stats_get(rte_eth_dev* dev, rte_eth_stats* st) {
 
 int stats_reset(rte_eth_dev* dev) {
   hw_counters_reset(*static_cast<PortPriv*>(dev->data->dev_private));
+  __atomic_store_n(&priv_of(dev)->tx_stall_resets, 0, __ATOMIC_RELAXED);
   for (unsigned i = 0; i < dev->data->nb_rx_queues; i++)
     if (auto* q = static_cast<RxQueue*>(dev->data->rx_queues[i])) q->stats = RxQueueStats{};
   for (unsigned i = 0; i < dev->data->nb_tx_queues; i++)

@@ -102,6 +102,24 @@ TEST_F(TxTest, FramesAndCompletionsAcrossManyRingAndCqWraps) {
   EXPECT_EQ(d.dev().port_counters(0).tx_frames, total);
 }
 
+// fault tx stall: the SQ consumes and completes nothing from then on; a new SQ works.
+TEST_F(TxTest, AStalledSqCompletesNothingAndANewOneWorks) {
+  tx.post_frame(build_frame(udp_flow(0, 0)));
+  ASSERT_EQ(run().size(), 1u);
+  d.dev().inject({Fault::Kind::kStall, true, 0});
+  for (int i = 0; i < 3; ++i) tx.post_frame(build_frame(udp_flow(0, 0)));
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(run().empty());
+  EXPECT_EQ(d.dev().sq_counters(tx.binding.sq_id).wqes, 1u);
+  EXPECT_EQ(wire().sent.size(), 1u);
+  TxQueue fresh{d, 1};
+  ASSERT_EQ(fresh.status, 0);
+  fresh.post_frame(build_frame(udp_flow(0, 0)));
+  fresh.doorbell();
+  d.dev().poll();
+  EXPECT_EQ(drain(fresh.cq).size(), 1u);
+  EXPECT_EQ(wire().sent.size(), 2u);
+}
+
 TEST_F(TxTest, SuppressedSuccessesWriteNoCqeButFailuresDo) {
   TxOptions quiet;
   quiet.suppress = true;

@@ -51,7 +51,7 @@ class FakeDevice : public Device {
     std::lock_guard g(netdev_mu_);
     netdev_up_.at(port) = up;
   }
-  bool netdev_up(uint32_t port) const {
+  bool netdev_up(uint32_t port) const override {
     std::lock_guard g(netdev_mu_);
     return netdev_up_.at(port);
   }

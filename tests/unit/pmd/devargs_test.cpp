@@ -101,6 +101,22 @@ TEST(Devargs, RecoveryTimeout) {
   }
 }
 
+TEST(Devargs, TxStallTimeout) {
+  EXPECT_EQ(parse("").d.tx_stall_timeout_s, 15u);  // the kernel's watchdog_timeo for MANA
+  Parsed p = parse("recovery_timeout=30,tx_stall_timeout=2");
+  ASSERT_EQ(p.rc, 0) << p.error;
+  EXPECT_EQ(p.d.tx_stall_timeout_s, 2u);
+  EXPECT_EQ(p.d.recovery_timeout_s, 30u);
+  EXPECT_EQ(parse("tx_stall_timeout=0").d.tx_stall_timeout_s, 0u);
+  for (const char* args : {"tx_stall_timeout=", "tx_stall_timeout=2s", "tx_stall_timeout=3601"}) {
+    Parsed bad = parse(args);
+    EXPECT_EQ(bad.rc, -EINVAL) << args;
+    EXPECT_NE(bad.error.find("bad tx_stall_timeout"), std::string::npos)
+        << args << ": " << bad.error;
+    EXPECT_NE(bad.error.find("0 (no watchdog) to 3600"), std::string::npos) << bad.error;
+  }
+}
+
 TEST(Devargs, DuplicateMacRejected) {
   Parsed p = parse("mac=00:0d:3a:76:3b:d0,mac=00:0D:3A:76:3B:D0");
   EXPECT_EQ(p.rc, -EINVAL);
