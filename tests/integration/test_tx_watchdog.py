@@ -14,6 +14,9 @@ from harness import EMU_BDF, emu_ctl, expect, repeat_until
 from test_ethdev_ops import device_port, looped_txonly, xstats
 from test_lifecycle import command
 
+# One testpmd with its default mbuf pool (about 370 MB): hugepages.py.
+HUGEPAGES_MB = 512
+
 TIMEOUT = 2  # devarg tx_stall_timeout (s); the watchdog looks every TIMEOUT / 4
 PERIOD = TIMEOUT / 4
 # Detection may lag the timeout by one check period; the margin covers a loaded 2-core machine
