@@ -8,7 +8,10 @@
 
 #include <atomic>
 #include <chrono>
+#include <csignal>
+#include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -17,7 +20,61 @@ namespace mana::emu::doorbell {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr auto kTimeout = std::chrono::seconds(30);
+// Well below meson's 30 s timeout, so that an overdue run fails with this test's message and not
+// with meson's kill; a run here takes under a second.
+constexpr auto kTimeout = std::chrono::seconds(10);
+constexpr double kTimeoutS = std::chrono::duration<double>(kTimeout).count();
+// After the consumer gives up: how long producers get to return while it drains the ring.
+constexpr auto kDrainTimeout = std::chrono::seconds(5);
+
+// Producer threads that a consumer can give up on: `finish` tells them to stop and pops (and
+// counts) records until every one has returned, so a producer waiting in push() for room is let
+// go and the test fails with its message instead of hanging. A producer that still has not returned
+// (a push that never completes) ends the process with a message.
+class Producers {
+ public:
+  // `body(give_up)` pushes, checking `give_up` between pushes.
+  void start(std::function<void(const std::atomic<bool>&)> body) {
+    threads_.emplace_back([this, body] {
+      body(give_up_);
+      returned_.fetch_add(1);
+    });
+  }
+  // Returns the records popped while draining: 0 when the consumer took every record.
+  uint64_t finish(DoorbellFifo* fifo) {
+    give_up_.store(true);
+    uint64_t drained = 0;
+    const auto deadline = Clock::now() + kDrainTimeout;
+    DoorbellRecord r;
+    while (returned_.load() < threads_.size()) {
+      if (fifo->pop(r)) {
+        ++drained;
+      } else if (Clock::now() > deadline) {
+        std::fprintf(stderr,
+                     "%zu of %zu producers still in push() %lld s after the consumer gave up\n",
+                     threads_.size() - returned_.load(), threads_.size(),
+                     static_cast<long long>(kDrainTimeout.count()));
+        std::_Exit(1);
+      } else {
+        std::this_thread::yield();
+      }
+    }
+    for (auto& t : threads_) t.join();
+    threads_.clear();
+    return drained;
+  }
+  ~Producers() {
+    if (!threads_.empty()) {  // a test that forgot finish(): fail loudly rather than hang
+      std::fprintf(stderr, "producer threads not finished\n");
+      std::_Exit(1);
+    }
+  }
+
+ private:
+  std::vector<std::thread> threads_;
+  std::atomic<bool> give_up_{false};
+  std::atomic<size_t> returned_{0};
+};
 
 // Shared anonymous memory: visible to a forked child, like the memfd of the real setup.
 class SharedMemory {
@@ -88,8 +145,9 @@ TEST(DoorbellFifo, PushWaitsWhenFullInsteadOfDropping) {
   DoorbellFifo* fifo = DoorbellFifo::init(mem.get(), kCapacity);
   ASSERT_NE(fifo, nullptr);
   std::atomic<uint32_t> pushed{0};
-  std::thread producer([&] {
-    for (uint32_t i = 0; i < kCapacity + 3; ++i) {
+  Producers producer;
+  producer.start([&](const std::atomic<bool>& give_up) {
+    for (uint32_t i = 0; i < kCapacity + 3 && !give_up.load(); ++i) {
       fifo->push(Record(1, i));
       pushed.store(i + 1);
     }
@@ -97,13 +155,23 @@ TEST(DoorbellFifo, PushWaitsWhenFullInsteadOfDropping) {
   // Wait until the ring is full; the producer's next pushes must wait for room, not overwrite.
   const auto deadline = Clock::now() + kTimeout;
   while (pushed.load() < kCapacity && Clock::now() < deadline) std::this_thread::yield();
-  ASSERT_EQ(pushed.load(), kCapacity);
-  for (uint32_t i = 0; i < kCapacity + 3; ++i) {
-    DoorbellRecord r;
-    while (!fifo->pop(r) && Clock::now() < deadline) std::this_thread::yield();
-    ASSERT_EQ(r.value, Record(1, i).value) << "record " << i;
+  const uint32_t when_full = pushed.load();
+  uint32_t popped = 0;
+  bool in_order = true;
+  DoorbellRecord r{};
+  while (in_order && popped < kCapacity + 3 && Clock::now() < deadline) {
+    if (!fifo->pop(r)) {
+      std::this_thread::yield();
+      continue;
+    }
+    in_order = r.value == Record(1, popped).value;
+    if (in_order) ++popped;
   }
-  producer.join();
+  const uint64_t drained = producer.finish(fifo);
+  EXPECT_EQ(when_full, kCapacity) << "pushes into a full ring of " << kCapacity;
+  EXPECT_TRUE(in_order) << "record " << popped << " is " << r.value;
+  EXPECT_EQ(popped, kCapacity + 3) << "records popped within " << kTimeoutS << " s";
+  EXPECT_EQ(drained, 0u);
   EXPECT_EQ(pushed.load(), kCapacity + 3);
 }
 
@@ -138,10 +206,11 @@ TEST(DoorbellFifo, ManyThreadsIntoASmallRingArriveExactlyOnceInOrder) {
   SharedMemory mem(DoorbellFifo::bytes(64));
   DoorbellFifo* fifo = DoorbellFifo::init(mem.get(), 64);
   ASSERT_NE(fifo, nullptr);
-  std::vector<std::thread> producers;
+  Producers producers;
   for (uint32_t p = 0; p < kProducers; ++p) {
-    producers.emplace_back([fifo, p] {
-      for (uint64_t i = 0; i < kPerProducer; ++i) fifo->push(Record(p, i));
+    producers.start([fifo, p](const std::atomic<bool>& give_up) {
+      for (uint64_t i = 0; i < kPerProducer && !give_up.load(std::memory_order_relaxed); ++i)
+        fifo->push(Record(p, i));
     });
   }
   OrderChecker checker(kProducers, kPerProducer);
@@ -155,10 +224,11 @@ TEST(DoorbellFifo, ManyThreadsIntoASmallRingArriveExactlyOnceInOrder) {
       std::this_thread::yield();  // let the producers run on a busy 2-core machine
     }
   }
-  for (auto& t : producers) t.join();
+  const uint64_t drained = producers.finish(fifo);
   EXPECT_TRUE(in_order) << "out of place: producer " << r.context_id << " value " << r.value;
-  EXPECT_EQ(checker.total(), kProducers * kPerProducer);
-  EXPECT_FALSE(fifo->pop(r));
+  EXPECT_EQ(checker.total(), kProducers * kPerProducer)
+      << "records in order within " << kTimeoutS << " s";
+  EXPECT_EQ(drained, 0u) << "records left after the last expected one";
 }
 
 TEST(DoorbellFifo, AnotherProcessPushesThroughAttach) {
@@ -185,9 +255,15 @@ TEST(DoorbellFifo, AnotherProcessPushesThroughAttach) {
       std::this_thread::yield();  // let the producers run on a busy 2-core machine
     }
   }
+  // A consumer that gave up lets the child go: it may be waiting in push() for room.
+  const bool gave_up = checker.total() < kCount;
+  if (gave_up) kill(child, SIGKILL);
   int status = 0;
   ASSERT_EQ(waitpid(child, &status, 0), child);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child status " << status;
+  EXPECT_FALSE(gave_up) << "the consumer gave up after " << kTimeoutS << " s";
+  if (!gave_up) {
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child status " << status;
+  }
   EXPECT_TRUE(in_order);
   EXPECT_EQ(checker.total(), kCount);
 }

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 
 #include "burst.h"
@@ -57,8 +58,13 @@ TEST(KeptQueues, SetupAgainReusesTheStructAndKeepsOnlyTheGate) {
 
 // A burst thread keeps using the pointer it loaded once, as a secondary's lcore may, while the
 // control path closes the gate, sets the queue up again and reopens it, many times: the burst only
-// ever touches live memory and is never inside while the struct is being set up.
+// ever touches live memory and is never inside while the struct is being set up. Every
+// kWaitEvery-th reopening waits until a burst has entered, so the race runs through the whole loop
+// (a gate that never lets a burst in, or a burst thread that never got to run, fails here).
 TEST(KeptQueues, StaleBurstRacesReleaseAndSetup) {
+  constexpr int kSetups = 20000;
+  constexpr int kWaitEvery = 16;
+  constexpr auto kEntryDeadline = std::chrono::seconds(10);  // well below meson's 30 s
   Port port;
   PortPriv* priv = port.priv;
   ASSERT_NE(priv, nullptr);
@@ -69,22 +75,41 @@ TEST(KeptQueues, StaleBurstRacesReleaseAndSetup) {
   const uint32_t process_open = 1;
   std::atomic<bool> stop{false};
   std::atomic<unsigned> torn{0};
+  std::atomic<uint64_t> entered{0};
   std::thread burst([&] {
     while (!stop.load(std::memory_order_relaxed)) {
       if (!gate_enter(stale->gate, process_open)) continue;
       if (std::atomic_ref<uint32_t>(stale->nb_desc).load(std::memory_order_relaxed) == 0) torn++;
+      entered.fetch_add(1, std::memory_order_relaxed);
       gate_leave(stale->gate);
     }
   });
-  for (int i = 0; i < 20000; i++) {
+  int waited = 0;
+  bool burst_got_in = true;
+  for (int i = 0; i < kSetups && burst_got_in; i++) {
     ASSERT_TRUE(gate_close(stale->gate, kGateTimeoutMs));
     TxQueue* q = kept_queue_struct(priv->kept_txq[1], "txq", SOCKET_ID_ANY);
     ASSERT_EQ(q, stale);
     std::atomic_ref<uint32_t>(q->nb_desc).store(1, std::memory_order_relaxed);
+    const uint64_t before = entered.load(std::memory_order_relaxed);
     gate_open(q->gate);
+    if (i % kWaitEvery != 0) continue;
+    waited++;
+    const auto deadline = std::chrono::steady_clock::now() + kEntryDeadline;
+    while (entered.load(std::memory_order_relaxed) == before) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        burst_got_in = false;
+        break;
+      }
+      std::this_thread::yield();
+    }
   }
   stop = true;
   burst.join();
+  EXPECT_TRUE(burst_got_in) << "no burst entered the reopened gate within 10 s (after "
+                            << entered.load() << " bursts inside)";
+  EXPECT_EQ(waited, (kSetups + kWaitEvery - 1) / kWaitEvery);
+  EXPECT_GE(entered.load(), static_cast<uint64_t>(waited));
   EXPECT_EQ(torn.load(), 0u) << "a burst was inside while the queue was set up again";
 }
 
