@@ -88,7 +88,9 @@ def test_interface_up():
     # and DPDK indeed cannot start the port
     p = Program([*emu_run([*AZURE_VM, "--netdev-up", "0"]), "--", *testpmd_line(out)])
     p.wait_for(r"Fail to start port 0|the kernel interface enP30832p0s0 is up", timeout=60)
-    p.stop()
+    # testpmd ends by itself: it cannot start its port (rte_exit, EXIT_FAILURE).
+    status = p.finish()
+    expect(status == 1, f"testpmd exited {status}, expected 1 (start ports failed)", p)
 
 
 def expect_no_probe(emu_opts, out):
@@ -96,7 +98,8 @@ def expect_no_probe(emu_opts, out):
     which finds no RDMA device for the VF."""
     p = Program([*emu_run(emu_opts), "--", *testpmd_line(out)])
     p.wait_for(r"7870:00:00.0: no MANA Ethernet RDMA device belongs to this PCI function", timeout=60)
-    p.stop()
+    status = p.stop()
+    expect(status == 0, f"testpmd without a port exited {status} on SIGINT", p)
 
 
 def test_mana_ib_not_loaded():

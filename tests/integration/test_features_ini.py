@@ -45,7 +45,8 @@ def out(command, pattern):
 EVIDENCE = {
     "Speed capabilities": [("source", "ethdev_ops.cpp", r"info->speed_capa = RTE_ETH_LINK_SPEED_")],
     "Link speed configuration": [("source", "", r"link_speeds")],
-    "Link status": [op("link_update"), out("show port info 0", r"^Link status: up")],
+    "Link status": [op("link_update"), out("show port info 0", r"^Link status: up"),
+                    out("show port info 0", r"^Link speed: 100 Gbps")],
     "Link status event": [("source", "pci_driver.cpp", r"RTE_PCI_DRV_INTR_LSC")],
     "Removal event": [("source", "pci_driver.cpp", r"drv_flags = .*RTE_PCI_DRV_INTR_RMV")],
     "Queue status event": [("source", "", r"RTE_ETH_EVENT_QUEUE_STATE")],
@@ -185,7 +186,8 @@ def testpmd_answers(commands):
         p.wait_for(MARK, start=mark, timeout=30)
         answers[command] = "\n".join(p.lines[mark:p.last_index])
     p.send("quit")
-    p.finish()
+    status = p.finish()
+    expect(status == 0, f"testpmd exited {status} after quit", p)
     return answers
 
 

@@ -5,10 +5,12 @@ mode, both doorbell modes, RX coalescing on and off, Azure's documented command 
 counters that match exactly across a pair wire."""
 
 import re
+import time
 
 import harness
 from harness import (EMU_BDF, emu_mac, expect, parse_forward_stats, show_port_stats,
                      testpmd_on_emu)
+from test_recovery import sq_packets
 
 # Hugepages its DPDK processes take together at their peak (hugepages.py): to be measured.
 HUGEPAGES_MB = 1024
@@ -66,8 +68,10 @@ def test_io_pair_rx_coalescing():
 
 
 def test_mac_mode_pair():
+    """Both directions forward: each port receives (what the other port's lcore sends)."""
     p = forward("mac", ["--ports", "2", "--wire", "pair"], "mana-mac", ["--tx-first", *PAIR_PEERS])
     wait_for_traffic(p, 0)
+    wait_for_traffic(p, 1)
     expect(p.stop() == 0, "testpmd failed", p)
 
 
@@ -102,6 +106,12 @@ def test_azure_multi_queue_command_line():
                         "--rxd=128", "--txq=8", "--rxq=8", "--stats", "2"],
                        eal_extra=[f"--vdev={EMU_BDF},mac={emu_mac(0)}"])
     p.wait_for(r"Tx-pps:\s+([1-9]\d*)", timeout=60)
+    # Every one of the 8 SQs completes packets (the emulator's per-SQ count), not just the port.
+    first = harness.repeat_until(lambda: sq_packets(p), lambda v: len(v) == 8, "8 live SQs",
+                                 timeout=30)
+    harness.repeat_until(lambda: (time.sleep(0.2), sq_packets(p))[1],
+                         lambda v: v.keys() == first.keys() and all(v[q] > first[q] for q in v),
+                         "every one of the 8 SQs sending", timeout=60)
     expect(p.stop() == 0, "testpmd failed", p)
 
 

@@ -83,7 +83,8 @@ def send_receive(max_pkt_len, txpkts, queues=1):
     s = ports[SENDER["mac"]]
     expect(s["delivered"] == sent and s["full_drops"] == 0, f"{what}: fabric {s}", rcv)
     rx_bytes = sum(st["RX-bytes"] for st in harness.parse_port_stats(rcv.output()).values())
-    expect(rx_bytes == 0 or rx_bytes % frame == 0, f"{what}: {rx_bytes} bytes of {frame}-byte frames", rcv)
+    expect(rx_bytes == sent * frame,
+           f"{what}: {rx_bytes} RX bytes, expected {sent} frames of {frame} bytes", rcv)
     return sent
 
 
@@ -147,7 +148,8 @@ def test_mtu_above_the_adapter_mtu_is_refused_naming_the_limit():
                 ["--forward-mode=rxonly", *POOL, "--max-pkt-len=9000", "-a"],
                 emu_opts=["--hw", "adapter-mtu=1500"])
     p.wait_for(r"MTU \(8986\) > device max MTU \(1500\)")
-    p.stop()
+    status = p.finish()
+    expect(status == 1, f"testpmd exited {status}, expected 1 (its port refused)", p)
 
 
 def test_mbuf_too_small_for_the_mtu_is_refused_naming_the_size():
@@ -156,7 +158,8 @@ def test_mbuf_too_small_for_the_mtu_is_refused_naming_the_size():
                 ["--hw", "adapter-mtu=9000"])
     p.wait_for(r"RX queue 0: mempool \S+ has 2048 bytes of data room, frames need 9142 "
                r"\(MTU 9000 \+ 14.*--mbuf-size=9142")
-    p.stop()
+    status = p.finish()
+    expect(status == 1, f"testpmd exited {status}, expected 1 (its RX queue refused)", p)
 
 
 if __name__ == "__main__":

@@ -96,7 +96,8 @@ def test_netdev_up_is_named_with_the_fix():
     p = testpmd_on_emu(["--ports", "1", "--netdev-up", "0"], "mana-netdev-up",
                        ["--forward-mode=io", "--auto-start", "--stats-period", "1"])
     p.wait_for(r"kernel interface eth1 is up.*ip link set eth1 down")
-    p.stop()
+    status = p.finish()
+    expect(status == 1, f"testpmd exited {status}, expected 1 (start ports failed)", p)
 
 
 def test_rx_only_port_is_refused_with_the_fix():
@@ -104,7 +105,8 @@ def test_rx_only_port_is_refused_with_the_fix():
     p = testpmd_on_emu(["--ports", "1"], "mana-rxonly-port",
                        ["--forward-mode=rxonly", "--rxq=1", "--txq=0", "--auto-start"])
     p.wait_for(r"port 0: 0 TX queues: .*configure at least 1 TX queue")
-    p.stop()
+    status = p.finish()
+    expect(status == 1, f"testpmd exited {status}, expected 1 (its port refused)", p)
 
 
 def test_mac_not_found_lists_the_macs():

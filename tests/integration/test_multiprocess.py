@@ -90,21 +90,30 @@ def test_secondary_process_forwards_its_own_queues():
     procs = (primary, secondary)
     for p in procs:
         command(p, "start tx_first", r"^Logical Core")
-    # mac forwarding over a pair wire keeps a fixed number of frames circling in each direction.
-    # A frame that finds no posted RX buffer (its lcore was descheduled on this loaded machine) is
-    # dropped and counted by the device as rx_no_wqe_drops, so a direction can die out (seen after
-    # 551,467 frames). Wait for 2 M frames per port or for a port whose count no longer moves; the
-    # exact accounting below counts those drops.
+    # mac forwarding over a pair wire keeps a fixed number of frames circling in each direction:
+    # the 32 frames (testpmd's burst) `start tx_first` sends on each port from each process, 64 per
+    # direction. A frame that finds no posted RX buffer (its lcore was descheduled on this loaded
+    # machine) is dropped and counted by the device as rx_no_wqe_drops, so a direction can die out
+    # (seen after 551,467 frames). Wait for 2 M frames per port; a port whose count stopped moving
+    # is accepted only once the device has dropped all 64 of its direction's frames (it died out);
+    # a direction that stops with frames left (a lost doorbell, a stuck queue) fails here.
+    circling = 2 * 32
     last = {}
+
+    def device_ports():
+        return json.loads(emu_ctl(primary, "counters", "0").split(" ", 1)[1])["ports"]
 
     def enough(s):
         rx = {q: s[q].get("RX-packets", 0) for q in (0, 1)}
-        settled = all(rx[q] > 2000000 or rx[q] == last.get(q) for q in (0, 1))
+        drops = {q: device_ports()[q]["rx_no_wqe_drops"] for q in (0, 1)}
+        settled = all(rx[q] > 2000000 or (rx[q] == last.get(q) and drops[q] == circling)
+                      for q in (0, 1))
         last.update(rx)
         return settled
 
     harness.repeat_until(lambda: show_port_stats(primary), enough,
-                         "both ports to receive 2000000 packets or stop receiving")
+                         "both ports to receive 2000000 packets, or a port to stop receiving with "
+                         f"all {circling} frames of its direction dropped")
     for p in procs:
         command(p, "stop", r"^Done\.")
     fwd = harness.parse_forward_stats(secondary.output())
@@ -115,9 +124,6 @@ def test_secondary_process_forwards_its_own_queues():
     for p in procs:
         p.send("set fwd rxonly")
         command(p, "start", r"^Logical Core")
-
-    def device_ports():
-        return json.loads(emu_ctl(primary, "counters", "0").split(" ", 1)[1])["ports"]
 
     harness.repeat_until(lambda: (show_port_stats(primary), device_ports()),
                          lambda sd: all(sd[0][q]["RX-packets"] == sd[1][q]["rx_frames"]
@@ -165,6 +171,13 @@ def test_telemetry_reports_port_stats():
     replies = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
     stats = [r["/ethdev/stats"] for r in replies if "/ethdev/stats" in r]
     expect(stats and stats[-1]["ipackets"] > 0 and stats[-1]["ibytes"] > 0, f"{out.stdout}", p)
+    # Per-queue basic stats (q_ipackets ...): one snapshot, so each port total is exactly its one
+    # queue's count, and the queues the port does not have read 0.
+    s = stats[-1]
+    for total, per_queue in (("ipackets", "q_ipackets"), ("ibytes", "q_ibytes"),
+                             ("opackets", "q_opackets"), ("obytes", "q_obytes")):
+        expect(s[per_queue][0] == s[total] and not any(s[per_queue][1:]),
+               f"{per_queue} {s[per_queue]} against {total} {s[total]}", p)
     expect(p.stop() == 0, "primary failed", p)
 
 

@@ -24,7 +24,8 @@ def test_rx_buffer_smaller_than_a_frame_is_refused_with_the_size():
     p.wait_for(r"RX queue 0: mempool \S+ has 1200 bytes of data room, frames need 1642 .*"
                r"--mbuf-size=1642")
     p.send("quit")
-    p.finish()
+    status = p.finish()
+    expect(status == 0, f"testpmd exited {status} after quit", p)
 
 
 def test_mtu_within_the_standard_range_is_taken():
@@ -56,7 +57,8 @@ def test_long_devargs_keep_their_hint():
         p = testpmd_on_emu(["--ports", "1"], "mana-longargs", ["--stats-period", "1"],
                            eal_extra=["-a", f"{EMU_BDF},{args}"])
         p.wait_for(hint)
-        p.stop()
+        status = p.stop()
+        expect(status == 0, f"testpmd without a port exited {status} on SIGINT", p)
 
 
 def test_second_allow_entry_for_a_device_is_named():

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Recovery from VF removal and re-add as Azure servicing does it (doc/guide.md "VF removal and
 recovery"): the emulator removes the VF in the middle of bursts and adds it back (once on a new
-PCI bus); the port must resume by itself with its packet rates no more than 12.5 % below before
-(LISA's hot-plug criterion, its lower bound; 25 % with a secondary sharing the forwarding CPU), no error completion on the
+PCI bus); the port must resume by itself with its packet rates after every cycle within ±12.5 % of
+the rates measured once before the first removal (LISA's hot-plug criterion), no error completion on the
 new queues, the verbs objects and mbufs back to their baseline, in the primary and in a secondary. Also testpmd's default removal handling (closing the port), then `port attach`."""
 
 import json
@@ -27,11 +27,19 @@ SECONDARY_LCORES = "4@0,5@1"
 
 CYCLES = 20
 TOLERANCE = 0.125  # LISA's hot-plug test: rates after the event within ±12.5 % of before
-# With a secondary, two busy forwarding lcores (one per process) share CPU 1, and how the scheduler
-# splits it moves the sum by itself: a CI run saw -12.8 % persist over 3 measurements with no fault.
-# LISA's ±12.5 % applies to the single-process cycles; here ±25 % still catches a broken secondary
-# (the shared-mempool-cache corruption gave -75 %), and expect_no_tx_errors catches corruption.
-SECONDARY_TOLERANCE = 0.25
+# Each port sends at most TX_PPS frames a second (mana-emu run --tx-pps, doc/hardware.md §9.20), as
+# the VM's cap shapes a port on Azure. Without the cap the rates here follow the shared 2-core
+# machine and not the port: two stable operating points 6.5 and 11 Mpps (see RATE_OPTS), -12.8 %
+# with no fault with a secondary sharing the forwarding CPU. TX_PPS is below the lowest rate one
+# port reached under load, so before and after compare the port's own recovery; a recovery that
+# loses a queue, a port or a doorbell still shows as a rate below the cap.
+TX_PPS = 1_000_000
+# A measurement: the median of WINDOWS windows of WINDOW_S seconds. The cap's token bucket holds 1 ms
+# of frames, so over 0.5 s a capped port's count moves by well under 1 % from window to window;
+# the median of 5 discards a window in which the forwarding lcore was descheduled.
+WINDOWS = 5
+WINDOW_S = 0.5
+BASELINE_WINDOWS = 10  # the one baseline: twice as many windows
 NEW_PCI = "7870:0a:00.0"  # one cycle brings the VF back on another bus
 PEERS = [f"--eth-peer=0,{emu_mac(1)}", f"--eth-peer=1,{emu_mac(0)}"]
 # Rates on the emulator: its device thread runs on CPU 0 (testpmd's idle main lcore), off the
@@ -43,7 +51,7 @@ PEERS = [f"--eth-peer=0,{emu_mac(1)}", f"--eth-peer=1,{emu_mac(0)}"]
 # doorbells thin out, the device becomes the bound again and io rates flipped by -61 % to +177 %
 # between cycles.
 RATE_OPTS = ["--burst=4", "--rxfreet=1"]
-RATE_EMU = ["--device-cpu", "0"]
+RATE_EMU = ["--device-cpu", "0", "--tx-pps", str(TX_PPS)]
 NO_OBJECTS = {"pds": 0, "mrs": 0, "cqs": 0, "wqs": 0, "sqs": 0, "rss_qps": 0, "contexts": 0}
 
 
@@ -75,7 +83,7 @@ def totals(p):
     return sum(s[q]["TX-packets"] for q in (0, 1)), sum(s[q]["RX-packets"] for q in (0, 1))
 
 
-def rate_samples(p, windows=5, seconds=0.3):
+def rate_samples(p, windows=WINDOWS, seconds=WINDOW_S):
     """TX and RX packets per second of both ports in `windows` equal windows (the sleep is the
     measurement window, not a wait for something)."""
     samples = []
@@ -94,11 +102,20 @@ def medians(samples, directions):
     return tuple(statistics.median(s[d] for s in samples) for d in range(directions))
 
 
-def within(after, before, tolerance=TOLERANCE):
-    """Recovered: no rate more than `tolerance` below its rate before the event. A rate above it is
-    the machine, not the recovery (a CI run measured +14.3 %: the windows before the removal fell
-    in a dip that the windows after it no longer saw), so only the lower bound is checked."""
-    return all(a >= (1 - tolerance) * b for a, b in zip(after, before))
+def deviations(after, baseline):
+    return tuple((a - b) / b for a, b in zip(after, baseline))
+
+
+def within(after, baseline, tolerance=TOLERANCE):
+    """Recovered: every rate within ±`tolerance` of its baseline, measured once before the first
+    removal (so a loss that accumulates over cycles is seen, and so is a rate above the cap)."""
+    return all(abs(d) <= tolerance for d in deviations(after, baseline))
+
+
+def describe(cycle, after, baseline, attempts, names=("tx", "rx")):
+    return f"cycle {cycle}: " + ", ".join(
+        f"{n} {a:.0f} pps ({d:+.1%})" for n, a, d in zip(names, after, deviations(after, baseline))
+    ) + f" ({attempts} measurements)"
 
 
 def quiesced_mbufs(p, start_cmd):
@@ -126,16 +143,14 @@ def recovery_cycles(mode_opts, start_cmd, prefix, directions):
                         *PEERS], interactive=True)
     p.wait_for(rf"Port 1: {emu_mac(1).upper()}")
     p.send(start_cmd)
-    rate_samples(p)  # warm-up
-    first = medians(rate_samples(p), directions)
-    expect(min(first) > 0, f"no traffic before the first removal: {first}", p)
-    baseline = live(p)
+    objects = live(p)
     mbufs = quiesced_mbufs(p, start_cmd)
-    report = []
-    previous = []  # the windows after the last recovery, also normal operation
-    for cycle in range(CYCLES):
-        # Before and after are measured seconds apart: the machine's load changes more slowly.
-        before = medians(previous + rate_samples(p), directions)
+    rate_samples(p)  # warm-up after the restart
+    baseline = medians(rate_samples(p, BASELINE_WINDOWS), directions)
+    expect(min(baseline) > 0, f"no traffic before the first removal: {baseline}", p)
+    report = ["baseline: " + ", ".join(f"{n} {b:.0f} pps" for n, b in zip(("tx", "rx"), baseline)) +
+              f" (median of {BASELINE_WINDOWS} windows of {WINDOW_S} s; cap {TX_PPS} pps a port)"]
+    for cycle in range(1, CYCLES + 1):
         mark = len(p.lines)
         expect(emu_ctl(p, "remove", "0") == "ok VF 0 removed", "remove refused", p)
         await_recovery(p, mark)
@@ -146,19 +161,17 @@ def recovery_cycles(mode_opts, start_cmd, prefix, directions):
         if start_cmd != "start":  # io: the frames in flight went with the VF; send new ones
             command(p, "stop")
             p.send(start_cmd)
-        for attempt in range(3):  # a loaded 2-core machine: measure again, at most twice
-            previous = rate_samples(p)
-            after = medians(previous, directions)
-            if within(after, before):
+        for attempt in range(1, 4):  # a loaded 2-core machine: measure again, at most twice
+            after = medians(rate_samples(p), directions)
+            if within(after, baseline):
                 break
-        report.append(f"cycle {cycle + 1}: " + ", ".join(
-            f"{d} {b:.0f} -> {a:.0f} pps ({(a - b) / b:+.1%})"
-            for d, b, a in zip(("tx", "rx"), before, after)) + f" ({attempt + 1} measurements)")
-        expect(within(after, before),
-               f"rates after recovery more than {TOLERANCE:.1%} below before:\n" + "\n".join(report), p)
-        expect(live(p) == baseline, f"cycle {cycle + 1}: verbs objects {live(p)} != {baseline}", p)
-        expect_no_tx_errors(p, cycle + 1)
-    print("\n".join(report))
+        report.append(describe(cycle, after, baseline, attempt))
+        expect(within(after, baseline),
+               f"rates after recovery off the baseline by more than {TOLERANCE:.1%}:\n" +
+               "\n".join(report), p)
+        expect(live(p) == objects, f"cycle {cycle}: verbs objects {live(p)} != {objects}", p)
+        expect_no_tx_errors(p, cycle)
+    print("\n".join(report), flush=True)
     expect(quiesced_mbufs(p, start_cmd) == mbufs, "mbufs not back to their baseline", p)
     expect(not any("kernel interface" in line for line in p.lines), "false vPort message", p)
     p.send("quit")
@@ -204,16 +217,15 @@ def test_secondary_resumes_after_recovery():
                          "--proc-type=secondary", *harness.pmd_args(), "-a", EMU_BDF, "--",
                          *common, "--proc-id=1"], env=emulated_env(primary))
     secondary.wait_for(r"Tx-pps:\s+[1-9]")
-    report = []
-    previous = []  # the blocks after the last recovery, also normal operation
-    for cycle in range(3):
-        primary.last_index = len(primary.lines)
-        before = statistics.median(previous + printed_tx_pps(primary))
+    primary.last_index = len(primary.lines)
+    baseline = statistics.median(printed_tx_pps(primary, BASELINE_WINDOWS))
+    report = [f"baseline: tx {baseline:.0f} pps (median of {BASELINE_WINDOWS} stats periods of 1 s)"]
+    for cycle in range(1, 4):
         mark = len(primary.lines)
         emu_ctl(primary, "remove", "0")
         for port in (0, 1):
             primary.wait_for(rf"Port {port}: error recovering event", start=mark, timeout=30)
-        emu_ctl(primary, *(["add", "0", "--pci", NEW_PCI] if cycle == 1 else ["add", "0"]))
+        emu_ctl(primary, *(["add", "0", "--pci", NEW_PCI] if cycle == 2 else ["add", "0"]))
         for port in (0, 1):
             primary.wait_for(rf"Port {port}: error recovery successful event", start=mark,
                              timeout=30)
@@ -222,21 +234,19 @@ def test_secondary_resumes_after_recovery():
                              "4 live SQs after recovery", timeout=30)
         repeat_until(lambda: (time.sleep(0.2), sq_packets(primary))[1],
                      lambda v: v.keys() == first.keys() and all(v[q] > first[q] for q in v),
-                     f"cycle {cycle + 1}: every SQ (the secondary's too) sending again",
+                     f"cycle {cycle}: every SQ (the secondary's too) sending again",
                      timeout=30)
-        for attempt in range(3):  # a loaded 2-core machine: measure again, at most twice
+        for attempt in range(1, 4):  # a loaded 2-core machine: measure again, at most twice
             primary.last_index = len(primary.lines)
-            previous = printed_tx_pps(primary)
-            after = statistics.median(previous)
-            if within((after,), (before,), SECONDARY_TOLERANCE):
+            after = statistics.median(printed_tx_pps(primary))
+            if within((after,), (baseline,)):
                 break
-        report.append(f"cycle {cycle + 1}: tx {before:.0f} -> {after:.0f} pps "
-                      f"({(after - before) / before:+.1%}, {attempt + 1} measurements)")
-        expect(within((after,), (before,), SECONDARY_TOLERANCE),
-               f"rates with a secondary more than {SECONDARY_TOLERANCE:.0%} below before:\n" +
+        report.append(describe(cycle, (after,), (baseline,), attempt))
+        expect(within((after,), (baseline,)),
+               f"rates with a secondary off the baseline by more than {TOLERANCE:.1%}:\n" +
                "\n".join(report), primary)
-        expect_no_tx_errors(primary, cycle + 1)
-    print("\n".join(report))
+        expect_no_tx_errors(primary, cycle)
+    print("\n".join(report), flush=True)
     expect(secondary.stop() == 0, "secondary failed", secondary)
     expect(primary.stop() == 0, "primary failed", primary)
 

@@ -51,7 +51,8 @@ def test_l3fwd_power_wakes_up_on_rx_interrupts():
         capture.stop()
         # Back to sleep on the interrupt before the next round's frames.
         p.wait_for(r"lcore 0 sleeps until interrupt triggers", start=p.last_index)
-    p.stop()
+    status = p.stop()
+    expect(status == 0, f"l3fwd-power exited {status} on SIGINT", p)
 
 
 if __name__ == "__main__":

@@ -166,7 +166,8 @@ def check_tso(families, hw=()):
             expect(n == STREAM_BYTES and digest == want,
                    f"{family}: receiver got {n} bytes, sha256 {digest}; sent {STREAM_BYTES}, {want}"
                    f"; emulator: {emu_ctl(p, 'counters', '0')}", p)
-        dump.stop()
+        status = dump.stop()
+        expect(status == 0, f"tcpdump exited {status} on SIGINT", dump)
         data_frames, full = check_frames(pcap)
         # tcpdump may drop frames on a loaded machine: what it kept must all be segments, and
         # enough of them (the sender's 1448-byte packets make 2 full segments each).

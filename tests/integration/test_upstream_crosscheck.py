@@ -64,7 +64,8 @@ def l3fwd_forwards(pmd, prefix, queues=1):
     capture.wait_for(len(frames))
     got = capture.stop()
     per_queue = rq_packets(p)
-    p.stop()
+    status = p.stop()
+    expect(status == 0, f"l3fwd exited {status} on SIGINT", p)
     # l3fwd asks for RSS over IP addresses only (RTE_ETH_RSS_IP), with the driver's default key, but
     # the hardware ignores the requested fields and hashes UDP over addresses and ports
     # (doc/hardware.md §2.5); the indirection table holds queue j at entry j (a power-of-two
