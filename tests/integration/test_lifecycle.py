@@ -96,8 +96,9 @@ def test_netdev_up_is_named_with_the_fix():
     p = testpmd_on_emu(["--ports", "1", "--netdev-up", "0"], "mana-netdev-up",
                        ["--forward-mode=io", "--auto-start", "--stats-period", "1"])
     p.wait_for(r"kernel interface eth1 is up.*ip link set eth1 down")
-    status = p.finish()
-    expect(status == 1, f"testpmd exited {status}, expected 1 (start ports failed)", p)
+    # testpmd goes on without the port (its start_port() reports the failure and returns 0).
+    status = p.stop()
+    expect(status == 0, f"testpmd exited {status} on SIGINT", p)
 
 
 def test_rx_only_port_is_refused_with_the_fix():

@@ -63,7 +63,7 @@ TEST(KeptQueues, SetupAgainReusesTheStructAndKeepsOnlyTheGate) {
 // (a gate that never lets a burst in, or a burst thread that never got to run, fails here).
 TEST(KeptQueues, StaleBurstRacesReleaseAndSetup) {
   constexpr int kSetups = 20000;
-  constexpr int kWaitEvery = 16;
+  constexpr int kWaitEvery = 250;  // 80 waits: each may cost a time slice on a loaded machine
   constexpr auto kEntryDeadline = std::chrono::seconds(10);  // well below meson's 30 s
   Port port;
   PortPriv* priv = port.priv;
