@@ -152,10 +152,14 @@ inline int prepare_one(const TxQueue& q, rte_mbuf* m) {
 
 }  // namespace
 
-// No queue (a secondary's queue id the primary released, kept_queues.h): nothing to check, the
-// burst that follows sends nothing.
+// No queue (a queue id never set up, or one the primary released under a secondary,
+// kept_queues.h; DPDK 22.11 checks the id only in debug builds): no packet is ready, EINVAL as the
+// debug check says (doc/guide.md "Queues at run time").
 uint16_t tx_prepare(void* queue, rte_mbuf** pkts, uint16_t nb_pkts) {
-  if (queue == nullptr) return nb_pkts;
+  if (queue == nullptr) {
+    rte_errno = EINVAL;
+    return 0;
+  }
   const TxQueue& q = *static_cast<const TxQueue*>(queue);
   for (uint16_t i = 0; i < nb_pkts; i++) {
     if (const int err = prepare_one(q, pkts[i]); err != 0) {
