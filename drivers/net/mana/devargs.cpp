@@ -39,6 +39,7 @@ struct ParseState {
   Devargs* out;
   char* error;
   size_t error_len;
+  bool recovery_timeout_seen = false;
 };
 
 int on_mac(const char* /*key*/, const char* value, void* opaque) {
@@ -73,6 +74,12 @@ int on_mac(const char* /*key*/, const char* value, void* opaque) {
 
 int on_recovery_timeout(const char* /*key*/, const char* value, void* opaque) {
   auto* st = static_cast<ParseState*>(opaque);
+  // Which of two values was meant is not for the driver to guess (as a MAC given twice).
+  if (st->recovery_timeout_seen) {
+    snprintf(st->error, st->error_len, "recovery_timeout is given twice in devargs: give it once");
+    return -EINVAL;
+  }
+  st->recovery_timeout_seen = true;
   char* end = nullptr;
   errno = 0;
   const unsigned long v = value ? strtoul(value, &end, 10) : 0;
@@ -112,7 +119,7 @@ int parse_devargs(const char* args, Devargs& out, char* error, size_t error_len)
              kDevargsHelp);
     return -EINVAL;
   }
-  ParseState st{&out, error, error_len};
+  ParseState st{&out, error, error_len, false};
   int rc = rte_kvargs_process(kv, kDevargsMac, on_mac, &st);
   if (rc == 0) rc = rte_kvargs_process(kv, kDevargsRecoveryTimeout, on_recovery_timeout, &st);
   rte_kvargs_free(kv);
