@@ -41,12 +41,16 @@ int mtu_set(rte_eth_dev* dev, uint16_t mtu) {
     return -EINVAL;
   }
   for (uint16_t i = 0; i < dev->data->nb_rx_queues; i++) {
+    // In data room (headroom included), as rx_queue_setup says it: one measure for both.
     const auto* q = static_cast<const RxQueue*>(dev->data->rx_queues[i]);
-    if (q == nullptr || q->buf_len >= rx_frame_len(mtu)) continue;
+    const uint32_t needed = rx_data_room_for(mtu);
+    if (q == nullptr || q->buf_len + RTE_PKTMBUF_HEADROOM >= needed) continue;
     MANA_DRV_LOG(ERR,
-                 "port %u: MTU %u needs RX buffers of %u bytes, RX queue %u has %u (no scattered "
-                 "RX): set the queues up again with a larger mempool",
-                 dev->data->port_id, mtu, rx_frame_len(mtu), i, q->buf_len);
+                 "port %u: MTU %u needs a mempool data room of %u bytes (MTU %u + %u, "
+                 "max_rx_pktlen %u, + headroom %u; no scattered RX), RX queue %u's has %u: set "
+                 "the queues up again with a pool of at least %u (testpmd: --mbuf-size=%u)",
+                 dev->data->port_id, mtu, needed, mtu, kFrameOverhead, rx_frame_len(mtu),
+                 RTE_PKTMBUF_HEADROOM, i, q->buf_len + RTE_PKTMBUF_HEADROOM, needed, needed);
     return -EINVAL;
   }
   // The VF is removed: its netdev is gone with it. ethdev keeps the MTU (dev->data->mtu), and the

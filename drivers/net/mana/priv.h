@@ -40,6 +40,11 @@ inline constexpr uint32_t kMinRxBufSize = 1024;
 // buffer must hold it, there is no scattered RX (§4.4).
 inline constexpr uint32_t kFrameOverhead = RTE_ETHER_HDR_LEN;
 inline constexpr uint32_t rx_frame_len(uint32_t mtu) { return mtu + kFrameOverhead; }
+// The mempool data room (rte_pktmbuf_data_room_size, testpmd's --mbuf-size) an MTU needs: its
+// largest frame after the headroom. Queue setup and mtu_set both state sizes in it.
+inline constexpr uint32_t rx_data_room_for(uint32_t mtu) {
+  return RTE_PKTMBUF_HEADROOM + RTE_MAX(kMinRxBufSize, rx_frame_len(mtu));
+}
 
 // Limits from ibv_query_device_ex at probe.
 struct DeviceCaps {
