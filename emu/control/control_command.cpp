@@ -13,7 +13,8 @@ namespace mana::emu {
 
 namespace {
 
-constexpr uint32_t kMaxIndex = 1u << 16;
+constexpr uint32_t kMaxIndex =
+    (1u << 16) - 1;  // VF and port numbers (parse_uint's max is inclusive)
 constexpr uint32_t kMaxFaultCount = 1u << 24;
 constexpr uint32_t kMaxCqeType = 63;  // 6-bit CQE type field
 
@@ -157,6 +158,24 @@ std::string ControlTargets::handle_line(std::string_view line) {
   return execute(cmd);
 }
 
+// A VF of the run's configuration that another process runs, or a number no VF has (with the VFs
+// there are, so that the user sees what to type).
+std::string ControlTargets::no_vf_error(uint32_t vf) {
+  if (config_ && vf < config_->vfs.size())
+    return "error VF " + std::to_string(vf) + " is not run by this process (pid " +
+           std::to_string(::getpid()) + ")";
+  std::string known;
+  if (config_) {
+    if (!config_->vfs.empty()) known = "0.." + std::to_string(config_->vfs.size() - 1);
+  } else {
+    std::lock_guard lock(devices_mu_);
+    for (const auto& entry : devices_)
+      known += (known.empty() ? "" : ", ") + std::to_string(entry.first);
+  }
+  return "error no such VF " + std::to_string(vf) + " (VFs: " + (known.empty() ? "none" : known) +
+         ")";
+}
+
 Device* ControlTargets::device_of(uint32_t vf) {
   std::lock_guard lock(devices_mu_);
   auto it = devices_.find(vf);
@@ -166,10 +185,7 @@ Device* ControlTargets::device_of(uint32_t vf) {
 std::string ControlTargets::execute(const ControlCommand& cmd) {
   std::lock_guard command(command_mu_);
   Device* device = device_of(cmd.vf);
-  if (device == nullptr) {
-    return "error VF " + std::to_string(cmd.vf) + " is not run by this process (pid " +
-           std::to_string(::getpid()) + ")";
-  }
+  if (device == nullptr) return no_vf_error(cmd.vf);
   const bool has_port =
       cmd.kind == ControlCommand::Kind::kNetdev || cmd.kind == ControlCommand::Kind::kFault;
   if (has_port && cmd.port >= device->config().ports.size()) {

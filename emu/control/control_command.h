@@ -72,6 +72,7 @@ class ControlTargets {
 
  private:
   Device* device_of(uint32_t vf);
+  std::string no_vf_error(uint32_t vf);
   std::string toggle_presence(uint32_t vf, Device* device, bool present,
                               const std::string& new_pci = {});
   std::string counters_json(uint32_t vf, const Device& device);

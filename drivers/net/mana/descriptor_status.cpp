@@ -12,19 +12,25 @@ namespace {
 // A queue of a stopped port (or a stopped queue) has no rings to look at.
 bool ready(const QueueGate& g) { return gate_is_open(g); }
 
+// No queue: DPDK 22.11 checks the queue id only in debug builds and passes the empty slot of a
+// queue that was never set up (doc/guide.md "Queues at run time"); the answers are those its debug
+// checks give. rx_queue_count's type is unsigned, rte_eth_rx_queue_count returns it as an int.
 uint32_t rx_queue_count(void* queue) {
+  if (queue == nullptr) return static_cast<uint32_t>(-EINVAL);
   const auto& q = *static_cast<const RxQueue*>(queue);
   if (!ready(q.gate)) return 0;
   return rx_completed_wqes(q, q.desc_mask + 1);
 }
 
 int rx_descriptor_status(void* queue, uint16_t offset) {
+  if (queue == nullptr) return -ENODEV;
   const auto& q = *static_cast<const RxQueue*>(queue);
   if (!ready(q.gate)) return offset <= q.desc_mask ? RTE_ETH_RX_DESC_UNAVAIL : -EINVAL;
   return rx_desc_status(q, offset);
 }
 
 int tx_descriptor_status(void* queue, uint16_t offset) {
+  if (queue == nullptr) return -ENODEV;
   const auto& q = *static_cast<const TxQueue*>(queue);
   if (!ready(q.gate)) return offset <= q.desc_mask ? RTE_ETH_TX_DESC_UNAVAIL : -EINVAL;
   return tx_desc_status(q, offset);

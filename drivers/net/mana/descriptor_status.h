@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // rte_eth_rx_queue_count, rte_eth_rx_descriptor_status and rte_eth_tx_descriptor_status
-// (doc/guide.md "Descriptor status"). Read-only: the owner bits of the CQ (doc/hardware.md §4.5)
+// (doc/guide.md "Queues at run time"). Read-only: the owner bits of the CQ (doc/hardware.md §4.5)
 // and the ring indices; nothing is consumed or written, so the polling lcore may call them between
 // bursts. Like the bursts, they are for the queue's polling lcore.
 #pragma once

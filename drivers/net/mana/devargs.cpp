@@ -39,6 +39,8 @@ struct ParseState {
   Devargs* out;
   char* error;
   size_t error_len;
+  bool recovery_timeout_seen = false;
+  bool tx_stall_timeout_seen = false;
 };
 
 int on_mac(const char* /*key*/, const char* value, void* opaque) {
@@ -71,9 +73,15 @@ int on_mac(const char* /*key*/, const char* value, void* opaque) {
   return 0;
 }
 
-// A number of seconds from 0 (`zero_means`) to `max` into `*out`.
+// A number of seconds from 0 (`zero_means`) to `max` into `*out`, given once (`*seen`): which of
+// two values was meant is not for the driver to guess (as a MAC given twice).
 int parse_seconds(ParseState* st, const char* key, const char* value, unsigned max,
-                  const char* zero_means, unsigned* out) {
+                  const char* zero_means, bool* seen, unsigned* out) {
+  if (*seen) {
+    snprintf(st->error, st->error_len, "%s is given twice in devargs: give it once", key);
+    return -EINVAL;
+  }
+  *seen = true;
   char* end = nullptr;
   errno = 0;
   const unsigned long v = value ? strtoul(value, &end, 10) : 0;
@@ -92,13 +100,13 @@ int parse_seconds(ParseState* st, const char* key, const char* value, unsigned m
 int on_recovery_timeout(const char* key, const char* value, void* opaque) {
   auto* st = static_cast<ParseState*>(opaque);
   return parse_seconds(st, key, value, kMaxRecoveryTimeout, "no recovery",
-                       &st->out->recovery_timeout_s);
+                       &st->recovery_timeout_seen, &st->out->recovery_timeout_s);
 }
 
 int on_tx_stall_timeout(const char* key, const char* value, void* opaque) {
   auto* st = static_cast<ParseState*>(opaque);
   return parse_seconds(st, key, value, kMaxTxStallTimeout, "no watchdog",
-                       &st->out->tx_stall_timeout_s);
+                       &st->tx_stall_timeout_seen, &st->out->tx_stall_timeout_s);
 }
 
 }  // namespace
@@ -125,7 +133,7 @@ int parse_devargs(const char* args, Devargs& out, char* error, size_t error_len)
              kDevargsHelp);
     return -EINVAL;
   }
-  ParseState st{&out, error, error_len};
+  ParseState st{&out, error, error_len, false, false};
   int rc = rte_kvargs_process(kv, kDevargsMac, on_mac, &st);
   if (rc == 0) rc = rte_kvargs_process(kv, kDevargsRecoveryTimeout, on_recovery_timeout, &st);
   if (rc == 0) rc = rte_kvargs_process(kv, kDevargsTxStallTimeout, on_tx_stall_timeout, &st);

@@ -12,6 +12,7 @@
 #include "mana_log.h"
 #include "netdev_mtu.h"
 #include "priv.h"
+#include "recovery.h"
 
 namespace mana {
 namespace {
@@ -40,15 +41,36 @@ int mtu_set(rte_eth_dev* dev, uint16_t mtu) {
     return -EINVAL;
   }
   for (uint16_t i = 0; i < dev->data->nb_rx_queues; i++) {
+    // In data room (headroom included), as rx_queue_setup says it: one measure for both.
     const auto* q = static_cast<const RxQueue*>(dev->data->rx_queues[i]);
-    if (q == nullptr || q->buf_len >= rx_frame_len(mtu)) continue;
+    const uint32_t needed = rx_data_room_for(mtu);
+    if (q == nullptr || q->buf_len + RTE_PKTMBUF_HEADROOM >= needed) continue;
     MANA_DRV_LOG(ERR,
-                 "port %u: MTU %u needs RX buffers of %u bytes, RX queue %u has %u (no scattered "
-                 "RX): set the queues up again with a larger mempool",
-                 dev->data->port_id, mtu, rx_frame_len(mtu), i, q->buf_len);
+                 "port %u: MTU %u needs a mempool data room of %u bytes (MTU %u + %u, "
+                 "max_rx_pktlen %u, + headroom %u; no scattered RX), RX queue %u's has %u: set "
+                 "the queues up again with a pool of at least %u (testpmd: --mbuf-size=%u)",
+                 dev->data->port_id, mtu, needed, mtu, kFrameOverhead, rx_frame_len(mtu),
+                 RTE_PKTMBUF_HEADROOM, i, q->buf_len + RTE_PKTMBUF_HEADROOM, needed, needed);
     return -EINVAL;
   }
-  return write_mtu(dev, mtu);
+  // The VF is removed: its netdev is gone with it. ethdev keeps the MTU (dev->data->mtu), and the
+  // recovery (or a reset) writes it to the netdev of the VF that comes back (mtu_apply).
+  if (recovery_state(*priv) != Recovery::kNone) {
+    MANA_DRV_LOG(NOTICE,
+                 "port %u: the VF is removed: MTU %u is kept and goes to its netdev when the VF "
+                 "is back (recovery or rte_eth_dev_reset)",
+                 dev->data->port_id, mtu);
+    return 0;
+  }
+  const int rc = write_mtu(dev, mtu);
+  // The vPort takes its netdev's MTU when its queues configure it (doc/guide.md "MTU and jumbo
+  // frames"): a started port keeps the old one on the NIC until it starts again.
+  if (rc == 0 && dev->data->dev_started)
+    MANA_DRV_LOG(NOTICE,
+                 "port %u: MTU %u is set on netdev %s; the NIC may apply it only from the next "
+                 "port start: stop and start the port",
+                 dev->data->port_id, mtu, priv->ifname);
+  return rc;
 }
 
 int mtu_apply(rte_eth_dev* dev) {

@@ -41,6 +41,11 @@ inline constexpr uint32_t kMinRxBufSize = 1024;
 // buffer must hold it, there is no scattered RX (§4.4).
 inline constexpr uint32_t kFrameOverhead = RTE_ETHER_HDR_LEN;
 inline constexpr uint32_t rx_frame_len(uint32_t mtu) { return mtu + kFrameOverhead; }
+// The mempool data room (rte_pktmbuf_data_room_size, testpmd's --mbuf-size) an MTU needs: its
+// largest frame after the headroom. Queue setup and mtu_set both state sizes in it.
+inline constexpr uint32_t rx_data_room_for(uint32_t mtu) {
+  return RTE_PKTMBUF_HEADROOM + RTE_MAX(kMinRxBufSize, rx_frame_len(mtu));
+}
 
 // Limits from ibv_query_device_ex at probe.
 struct DeviceCaps {
@@ -56,6 +61,17 @@ struct DeviceCaps {
 // Error completions counted per type (xstats); the last slot takes types we do not know.
 inline constexpr unsigned kRxCqeErrorKinds = 4;   // invalid, object fence, truncated, other
 inline constexpr unsigned kTxCqeErrorKinds = 10;  // types 33..41, other
+// Why rte_eth_tx_prepare refused a packet (doc/guide.md "Features", TX prepare), one xstat each.
+enum TxPrepareRefusal : uint8_t {
+  kPrepareOk = 0,
+  kPrepareUnsupported,    // ENOTSUP: an offload the port or the NIC does not do
+  kPrepareBadRequest,     // EINVAL: flags and lengths that do not agree, headers split
+  kPrepareTooManySegs,    // EINVAL: more segments than the queue sends
+  kPrepareTsoBeyondWqe,   // EINVAL: TSO headers, MSS or size beyond what a WQE carries
+  kPrepareTsoAboveMtu,    // EINVAL: a TSO frame (headers + MSS) above the MTU
+  kPrepareFrameAboveMtu,  // EINVAL: a frame above MTU + 14 (+ 4 with a VLAN tag)
+  kTxPrepareRefusalKinds,
+};
 
 struct RxQueueStats {
   uint64_t packets;
@@ -80,6 +96,7 @@ struct TxQueueStats {
   uint64_t csum_readonly;       // packets refused: seed needed but the mbuf data is shared
   uint64_t tso_invalid;       // TSO packets refused: headers, MSS or size beyond what a WQE carries
   uint64_t misdirected_cqes;  // CQEs naming another queue (wq_num, is_sq, client_type): skipped
+  uint64_t prepare_refused[kTxPrepareRefusalKinds];  // by tx_prepare, per reason ([0] unused)
   uint64_t cqe_errors[kTxCqeErrorKinds];
 };
 

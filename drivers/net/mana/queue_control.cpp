@@ -44,6 +44,29 @@ bool rx_has_completions(const RxQueue& q) {
   return q.partial_cqe != nullptr || cq_peek(q.cq, &e) != CqPoll::kEmpty;
 }
 
+// A queue start while the VF is removed (doc/guide.md "VF removal and recovery"): during the
+// recovery the queue's state says started and its gate opens when the recovery brings the queues
+// back (resume opens the gates of the started queues); after a failed recovery it is refused.
+// 1 when the VF is here and the caller starts the queue, else what the start returns.
+int start_while_removed(rte_eth_dev* dev, const char* kind, uint16_t idx, uint8_t& state) {
+  const Recovery r = recovery_state(*priv_of(dev));
+  if (r == Recovery::kNone) return 1;
+  const uint16_t port = dev->data->port_id;
+  if (r == Recovery::kFailed) {
+    MANA_DRV_LOG(ERR,
+                 "port %u: cannot start %s queue %u: the VF was removed and did not come back: "
+                 "reset the port (rte_eth_dev_reset) once the VF is back, or close it",
+                 port, kind, idx);
+    return -EIO;
+  }
+  state = RTE_ETH_QUEUE_STATE_STARTED;
+  MANA_DRV_LOG(NOTICE,
+               "port %u: %s queue %u starts when the VF is back (the port is recovering from its "
+               "removal: RTE_ETH_EVENT_RECOVERY_SUCCESS)",
+               port, kind, idx);
+  return 0;
+}
+
 }  // namespace
 
 void set_start_queue_states(rte_eth_dev* dev) {
@@ -93,7 +116,8 @@ int rx_queue_stop_op(rte_eth_dev* dev, uint16_t idx) {
 
 int rx_queue_start_op(rte_eth_dev* dev, uint16_t idx) {
   ControlSection cs(dev);
-  if (!cs.vf_here()) return -EIO;
+  if (const int rc = start_while_removed(dev, "RX", idx, dev->data->rx_queue_state[idx]); rc != 1)
+    return rc;
   RxQueue& q = *rxq_of(dev, idx);
   dev->data->rx_queue_state[idx] = RTE_ETH_QUEUE_STATE_STARTED;
   // Nothing arrived while it was stopped (or RX interrupts forbid a rebuild): it goes on as is.
@@ -119,7 +143,8 @@ int tx_queue_stop_op(rte_eth_dev* dev, uint16_t idx) {
 
 int tx_queue_start_op(rte_eth_dev* dev, uint16_t idx) {
   ControlSection cs(dev);
-  if (!cs.vf_here()) return -EIO;
+  if (const int rc = start_while_removed(dev, "TX", idx, dev->data->tx_queue_state[idx]); rc != 1)
+    return rc;
   TxQueue& q = *txq_of(dev, idx);
   if (q.cq.ring != nullptr) tx_reclaim(q);
   dev->data->tx_queue_state[idx] = RTE_ETH_QUEUE_STATE_STARTED;

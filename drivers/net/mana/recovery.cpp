@@ -204,6 +204,7 @@ void step(void* arg) {
 int dev_reset(rte_eth_dev* dev) {
   PortPriv& priv = *priv_of(dev);
   recovery_control_begin(dev);  // no recovery step runs until the end
+  const Recovery before = recovery_state(priv);
   // ethdev stopped the port before calling us. Objects of a removed VF that recovery did not
   // destroy yet (recovery_timeout=0, or still tearing down) go now, those of a healthy one too.
   if (priv.ctx != nullptr) tear_down(dev);
@@ -214,6 +215,16 @@ int dev_reset(rte_eth_dev* dev) {
     MANA_DRV_LOG(INFO, "port %u (%s): reset: the port can be configured and started again",
                  priv.port_id, priv.ifname);
     rc = 0;
+  } else if (before == Recovery::kTearingDown || before == Recovery::kWaiting) {
+    // A recovery under way goes on (recovery_control_end schedules its next step): a reset that
+    // found no VF must not end it as failed.
+    set_state(priv, Recovery::kWaiting);
+    MANA_DRV_LOG(ERR,
+                 "port %u: reset: the VF with MAC %s is removed and not back yet; no reset is "
+                 "needed: the port recovers by itself when it is back "
+                 "(RTE_ETH_EVENT_RECOVERY_SUCCESS): start it then",
+                 priv.port_id, mac_text(priv, m));
+    if (rc == 0) rc = -ENODEV;
   } else {
     set_state(priv, Recovery::kFailed);
     MANA_DRV_LOG(ERR,

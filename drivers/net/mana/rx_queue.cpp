@@ -237,7 +237,7 @@ int rx_queue_setup(rte_eth_dev* dev, uint16_t idx, uint16_t nb_desc, unsigned so
   // of the port's MTU (mtu_set refuses a larger MTU while this queue is set up).
   const uint32_t data_room = rte_pktmbuf_data_room_size(mp);
   const uint32_t frame = rx_frame_len(dev->data->mtu);
-  const uint32_t needed = RTE_PKTMBUF_HEADROOM + RTE_MAX(kMinRxBufSize, frame);
+  const uint32_t needed = rx_data_room_for(dev->data->mtu);
   if (data_room < needed) {
     MANA_DRV_LOG(ERR,
                  "port %u RX queue %u: mempool %s has %u bytes of data room, frames need %u "

@@ -38,7 +38,18 @@ constexpr Counter kTxQueueCounters[] = {
     {"checksum_readonly_mbuf", offsetof(TxQueueStats, csum_readonly)},
     {"tso_invalid_requests", offsetof(TxQueueStats, tso_invalid)},
     {"misdirected_cqes", offsetof(TxQueueStats, misdirected_cqes)},
+#define MANA_PREPARE_REFUSED(name, reason) \
+  { "prepare_refused_" name, offsetof(TxQueueStats, prepare_refused) + sizeof(uint64_t) * (reason) }
+    MANA_PREPARE_REFUSED("unsupported", kPrepareUnsupported),
+    MANA_PREPARE_REFUSED("bad_request", kPrepareBadRequest),
+    MANA_PREPARE_REFUSED("too_many_segs", kPrepareTooManySegs),
+    MANA_PREPARE_REFUSED("tso_beyond_wqe", kPrepareTsoBeyondWqe),
+    MANA_PREPARE_REFUSED("tso_frame_above_mtu", kPrepareTsoAboveMtu),
+    MANA_PREPARE_REFUSED("frame_above_mtu", kPrepareFrameAboveMtu),
+#undef MANA_PREPARE_REFUSED
 };
+static_assert(RTE_DIM(kTxQueueCounters) == 10 + kTxPrepareRefusalKinds - 1,
+              "one xstat per tx_prepare refusal reason");
 constexpr const char* kRxCqeNames[kRxCqeErrorKinds] = {"invalid", "object_fence", "truncated",
                                                        "unknown"};
 constexpr const char* kTxCqeNames[kTxCqeErrorKinds] = {"sa_drop",

@@ -26,53 +26,70 @@ constexpr uint64_t kSupportedTxFlags = RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IPV6 |
 
 constexpr uint64_t kRefusedTxFlags = RTE_MBUF_F_TX_OFFLOAD_MASK & ~kSupportedTxFlags;
 
-// 0 or the errno that refuses a TSO packet (doc/hardware.md §4.11): TCP over IPv4 or IPv6, what
+// The errno rte_eth_tx_prepare reports for each refusal.
+constexpr int kRefusalErrno[kTxPrepareRefusalKinds] = {0,      ENOTSUP, EINVAL, EINVAL,
+                                                       EINVAL, EINVAL,  EINVAL};
+
+// kPrepareOk or why a TSO packet is refused (doc/hardware.md §4.11): TCP over IPv4 or IPv6, what
 // the WQE can carry (tso_fits_wqe), frames the MTU takes, room for the header SGE. Out of line: the
 // loop over the common cases keeps its registers.
-__attribute__((noinline)) int prepare_tso(const TxQueue& q, rte_mbuf* m) {
+__attribute__((noinline)) TxPrepareRefusal prepare_tso(const TxQueue& q, rte_mbuf* m,
+                                                       uint32_t mtu) {
   const uint64_t f = m->ol_flags;
-  if (!q.tso || (f & (kRefusedTxFlags & ~RTE_MBUF_F_TX_TCP_SEG))) return ENOTSUP;
+  if (!q.tso || (f & (kRefusedTxFlags & ~RTE_MBUF_F_TX_TCP_SEG))) return kPrepareUnsupported;
   const uint64_t l4 = f & RTE_MBUF_F_TX_L4_MASK;
-  if (l4 != 0 && l4 != RTE_MBUF_F_TX_TCP_CKSUM) return EINVAL;
+  if (l4 != 0 && l4 != RTE_MBUF_F_TX_TCP_CKSUM) return kPrepareBadRequest;
   const bool v4 = f & RTE_MBUF_F_TX_IPV4;
-  if (v4 == static_cast<bool>(f & RTE_MBUF_F_TX_IPV6)) return EINVAL;
+  if (v4 == static_cast<bool>(f & RTE_MBUF_F_TX_IPV6)) return kPrepareBadRequest;
   const uint32_t min_l3 = v4 ? sizeof(rte_ipv4_hdr) : sizeof(rte_ipv6_hdr);
-  if (m->l2_len < RTE_ETHER_HDR_LEN || m->l3_len < min_l3 || m->l4_len < sizeof(rte_tcp_hdr) ||
-      !tso_fits_wqe(m))
-    return EINVAL;
+  if (m->l2_len < RTE_ETHER_HDR_LEN || m->l3_len < min_l3 || m->l4_len < sizeof(rte_tcp_hdr))
+    return kPrepareBadRequest;
+  if (!tso_fits_wqe(m)) return kPrepareTsoBeyondWqe;
   const uint32_t header = tso_header_len(m);
   // Each frame the NIC makes must fit the MTU (the NIC drops the packet otherwise).
   const uint32_t payload = m->pkt_len - header;
-  if (m->l3_len + m->l4_len + RTE_MIN(payload, static_cast<uint32_t>(m->tso_segsz)) >
-      rte_eth_devices[q.port_id].data->mtu)
-    return EINVAL;
+  if (m->l3_len + m->l4_len + RTE_MIN(payload, static_cast<uint32_t>(m->tso_segsz)) > mtu)
+    return kPrepareTsoAboveMtu;
   const uint32_t sges = m->nb_segs + (m->data_len > header ? 1u : 0u);
-  if (m->nb_segs > q.max_segs || sges > q.max_sge) return EINVAL;
-  if (tso_fix_headers(m) != SeedResult::kDone) return EINVAL;
+  if (m->nb_segs > q.max_segs || sges > q.max_sge) return kPrepareTooManySegs;
+  if (tso_fix_headers(m) != SeedResult::kDone) return kPrepareBadRequest;
   m->ol_flags = f | q.seeded_flag;
-  return 0;
+  return kPrepareOk;
 }
 
-// 0 or the errno that refuses `m`: every rule, for any packet.
-int prepare_any(const TxQueue& q, rte_mbuf* m) {
+// Whether a frame exceeds what the MTU allows on the wire: MTU + 14, + 4 with a VLAN tag in the
+// data; the NIC would drop it (CQE_TX_MTU_DROP, doc/hardware.md §9.11).
+bool frame_above_mtu(const rte_mbuf* m, uint32_t mtu) {
+  uint32_t limit = mtu + RTE_ETHER_HDR_LEN;
+  if (m->pkt_len <= limit) return false;
+  const bool tag_in_data =
+      !(m->ol_flags & RTE_MBUF_F_TX_VLAN) && m->data_len >= RTE_ETHER_HDR_LEN &&
+      rte_pktmbuf_mtod(m, const rte_ether_hdr*)->ether_type == RTE_BE16(RTE_ETHER_TYPE_VLAN);
+  if (tag_in_data) limit += RTE_VLAN_HLEN;
+  return m->pkt_len > limit;
+}
+
+// kPrepareOk or why `m` is refused: every rule, for any packet.
+TxPrepareRefusal prepare_any(const TxQueue& q, rte_mbuf* m, uint32_t mtu) {
   const uint64_t f = m->ol_flags;
-  if (f & RTE_MBUF_F_TX_TCP_SEG) return prepare_tso(q, m);
-  if (m->nb_segs > q.max_segs) return EINVAL;
-  if (f & kRefusedTxFlags) return ENOTSUP;  // TSO, tunnels, ...
+  if (f & RTE_MBUF_F_TX_TCP_SEG) return prepare_tso(q, m, mtu);
+  if (m->nb_segs > q.max_segs) return kPrepareTooManySegs;
+  if (f & kRefusedTxFlags) return kPrepareUnsupported;  // TSO, tunnels, ...
+  if (frame_above_mtu(m, mtu)) return kPrepareFrameAboveMtu;
   const uint64_t l4 = f & RTE_MBUF_F_TX_L4_MASK;
-  if (l4 == RTE_MBUF_F_TX_SCTP_CKSUM) return ENOTSUP;
+  if (l4 == RTE_MBUF_F_TX_SCTP_CKSUM) return kPrepareUnsupported;
   const bool ip_csum = f & RTE_MBUF_F_TX_IP_CKSUM;
-  if (l4 == 0 && !ip_csum) return 0;
+  if (l4 == 0 && !ip_csum) return kPrepareOk;
   // The OOB needs the IP version with every checksum request (l2_len + l3_len, at most 638, always
   // fits the 10-bit transport offset).
   const bool v4 = f & RTE_MBUF_F_TX_IPV4;
-  if (v4 == static_cast<bool>(f & RTE_MBUF_F_TX_IPV6)) return EINVAL;
-  if (ip_csum && !v4) return EINVAL;
+  if (v4 == static_cast<bool>(f & RTE_MBUF_F_TX_IPV6)) return kPrepareBadRequest;
+  if (ip_csum && !v4) return kPrepareBadRequest;
   const uint32_t min_l3 = v4 ? sizeof(rte_ipv4_hdr) : sizeof(rte_ipv6_hdr);
   static_assert(RTE_LEN2MASK(7, uint32_t) + RTE_LEN2MASK(9, uint32_t) <=
                 hw::TxShortOob::TransportOffset::kMask);
-  if (m->l2_len < RTE_ETHER_HDR_LEN || m->l3_len < min_l3) return EINVAL;
-  return seed_l4_checksum(m) == SeedResult::kDone ? 0 : EINVAL;
+  if (m->l2_len < RTE_ETHER_HDR_LEN || m->l3_len < min_l3) return kPrepareBadRequest;
+  return seed_l4_checksum(m) == SeedResult::kDone ? kPrepareOk : kPrepareBadRequest;
 }
 
 // The common requests, by the five flag bits the checksum OOB depends on (tx_oob.h): what to seed.
@@ -123,43 +140,57 @@ constexpr uint32_t kL3Mask = RTE_LEN2MASK(RTE_MBUF_L3_LEN_BITS, uint32_t);
 
 // The common cases first: no checksum request; a direct, unshared, one-segment mbuf asking for a
 // UDP or TCP checksum over IPv4 or IPv6 with plausible header lengths and the field in its data
-// (the seed is written without reading what is there). The length rules are one sign test: each
-// difference is negative when its rule is broken. Everything else takes every rule.
-inline int prepare_one(const TxQueue& q, rte_mbuf* m) {
+// (the seed is written without reading what is there); either within `max_frame` (MTU + 14). The
+// length rules are one sign test: each difference is negative when its rule is broken. Everything
+// else takes every rule.
+inline TxPrepareRefusal prepare_one(const TxQueue& q, rte_mbuf* m, uint32_t mtu,
+                                    uint32_t max_frame) {
   const uint64_t f = m->ol_flags;
   uint32_t refcnt_segs;
   static_assert(offsetof(rte_mbuf, nb_segs) == offsetof(rte_mbuf, refcnt) + sizeof(uint16_t));
   std::memcpy(&refcnt_segs, &m->refcnt, sizeof(refcnt_segs));
   constexpr uint32_t kOneSegUnshared = 1u | 1u << 16;  // little endian: refcnt 1, nb_segs 1
   const FastCase c = kFastCases[(f >> kTxCsumFlagsShift) & 0x1F];
-  if (c.kind == kNoRequest && (f & kRefusedTxFlags) == 0 && m->nb_segs <= q.max_segs) return 0;
+  if (c.kind == kNoRequest && (f & kRefusedTxFlags) == 0 && m->nb_segs <= q.max_segs &&
+      m->pkt_len <= max_frame)
+    return kPrepareOk;
   const uint32_t lens = static_cast<uint32_t>(m->tx_offload);
   const uint32_t l2 = lens & kL2Mask;
   const uint32_t l3 = (lens >> kL3Shift) & kL3Mask;
   const uint32_t end = l2 + l3 + c.field_end;
   // Unsigned: a broken rule wraps its (small) difference, which sets the top bit.
-  const auto short_by = static_cast<int32_t>((l2 - RTE_ETHER_HDR_LEN) | (l3 - c.min_l3) |
-                                             (uint32_t{m->data_len} - end));
+  const auto short_by =
+      static_cast<int32_t>((l2 - RTE_ETHER_HDR_LEN) | (l3 - c.min_l3) |
+                           (uint32_t{m->data_len} - end) | (max_frame - m->pkt_len));
   if (((f & kUncommonFlags) | (refcnt_segs ^ kOneSegUnshared)) == 0 && short_by >= 0) {
     const uint8_t* ip = rte_pktmbuf_mtod_offset(m, const uint8_t*, l2);
     *rte_pktmbuf_mtod_offset(m, unaligned_uint16_t*, end - sizeof(uint16_t)) =
         (c.kind & kIpv4) ? ipv4_phdr_seed(ip) : ipv6_phdr_seed(ip);
     m->ol_flags = f | q.seeded_flag;
-    return 0;
+    return kPrepareOk;
   }
-  return prepare_any(q, m);
+  return prepare_any(q, m, mtu);
 }
 
 }  // namespace
 
-// No queue (a secondary's queue id the primary released, kept_queues.h): nothing to check, the
-// burst that follows sends nothing.
+// No queue (a queue id never set up, or one the primary released under a secondary,
+// kept_queues.h; DPDK 22.11 checks the id only in debug builds): no packet is ready, EINVAL as the
+// debug check says (doc/guide.md "Queues at run time").
 uint16_t tx_prepare(void* queue, rte_mbuf** pkts, uint16_t nb_pkts) {
-  if (queue == nullptr) return nb_pkts;
-  const TxQueue& q = *static_cast<const TxQueue*>(queue);
+  if (queue == nullptr) {
+    rte_errno = EINVAL;
+    return 0;
+  }
+  TxQueue& q = *static_cast<TxQueue*>(queue);
+  // Read once per call: rte_eth_dev_set_mtu may change it between calls.
+  const uint32_t mtu = rte_eth_devices[q.port_id].data->mtu;
+  const uint32_t max_frame = mtu + RTE_ETHER_HDR_LEN;
   for (uint16_t i = 0; i < nb_pkts; i++) {
-    if (const int err = prepare_one(q, pkts[i]); err != 0) {
-      rte_errno = err;
+    if (const TxPrepareRefusal r = prepare_one(q, pkts[i], mtu, max_frame); r != kPrepareOk) {
+      // Why, for the application (DPDK gives it only the errno): one xstat per reason.
+      q.stats.prepare_refused[r]++;
+      rte_errno = kRefusalErrno[r];
       return i;
     }
   }

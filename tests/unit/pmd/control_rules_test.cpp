@@ -267,6 +267,26 @@ TEST_F(ControlRulesTest, RxBufferSmallerThanTheLargestFrameIsRefused) {
   }
 }
 
+// mtu_set states the same measure as queue setup: the data room with the headroom (9142 for
+// MTU 9000, not the 9014 of the frame alone), and the same testpmd option.
+TEST_F(ControlRulesTest, MtuSetStatesTheDataRoomAsQueueSetupDoes) {
+  priv_.max_mtu = 9000;
+  RxQueue q{};
+  q.buf_len = 2176 - RTE_PKTMBUF_HEADROOM;  // a queue set up from testpmd's default pool
+  void* queues[1] = {&q};
+  data_.rx_queues = queues;
+  data_.nb_rx_queues = 1;
+  int rc = 0;
+  const std::string log = logged([&] { rc = ops_->mtu_set(&dev_, 9000); });
+  EXPECT_EQ(rc, -EINVAL);
+  EXPECT_NE(log.find("data room of 9142 bytes"), std::string::npos) << log;
+  EXPECT_NE(log.find("max_rx_pktlen 9014, + headroom 128"), std::string::npos) << log;
+  EXPECT_NE(log.find("RX queue 0's has 2176"), std::string::npos) << log;
+  EXPECT_NE(log.find("--mbuf-size=9142"), std::string::npos) << log;
+  data_.rx_queues = nullptr;
+  data_.nb_rx_queues = 0;
+}
+
 TEST(RingSize, PowerOfTwoWithinTheDeviceLimit) {
   EXPECT_EQ(ring_size_for(64, 256), 64u);
   EXPECT_EQ(ring_size_for(192, 256), 256u);

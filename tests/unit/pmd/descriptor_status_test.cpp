@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// rx_queue_count and the RX/TX descriptor status (doc/guide.md "Descriptor status") on fake rings:
+// rx_queue_count and the RX/TX descriptor status (doc/guide.md "Queues at run time") on fake rings:
 // completed WQEs counted from the CQ's owner bits (okay, coalesced, zero-length and error
 // completions, the rest of a CQE a burst carried over), nothing consumed or written.
 #include <cstring>
 #include <vector>
+
+#include <rte_errno.h>
 
 #include "burst.h"
 #include "descriptor_status.h"
@@ -102,6 +104,22 @@ TEST_F(TxDescriptorStatusTest, FreeDescriptorsAreDoneOthersFull) {
   EXPECT_EQ(tx_desc_status(q_, kRing - 10), RTE_ETH_TX_DESC_FULL);
   EXPECT_EQ(tx_desc_status(q_, kRing - 1), RTE_ETH_TX_DESC_FULL);
   q_.desc_head = q_.desc_tail = 0;
+}
+
+// A queue id never set up: DPDK 22.11 (non-debug) passes its empty slot. Each op answers what
+// DPDK's debug check would (doc/guide.md "Queues at run time") instead of reading through it.
+TEST(NoQueueTest, FastPathOpsAnswerAsDpdkDocuments) {
+  rte_eth_dev dev{};
+  install_descriptor_ops(&dev);
+  EXPECT_EQ(static_cast<int>(dev.rx_queue_count(nullptr)), -EINVAL);
+  EXPECT_EQ(dev.rx_descriptor_status(nullptr, 0), -ENODEV);
+  EXPECT_EQ(dev.tx_descriptor_status(nullptr, 0), -ENODEV);
+  rte_mbuf* pkts[1] = {};
+  rte_errno = 0;
+  EXPECT_EQ(tx_prepare(nullptr, pkts, 1), 0);
+  EXPECT_EQ(rte_errno, EINVAL);
+  EXPECT_EQ(select_rx_burst(0)(nullptr, pkts, 1), 0);
+  EXPECT_EQ(select_tx_burst(0)(nullptr, pkts, 1), 0);
 }
 
 }  // namespace

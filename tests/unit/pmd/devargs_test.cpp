@@ -117,6 +117,20 @@ TEST(Devargs, TxStallTimeout) {
   }
 }
 
+// Given twice, even with the same value: refused with one line, as a MAC given twice.
+TEST(Devargs, RecoveryTimeoutGivenTwiceRejected) {
+  for (const char* args : {"recovery_timeout=30,recovery_timeout=60",
+                           "recovery_timeout=30,mac=00:0d:3a:76:3b:d0,recovery_timeout=30"}) {
+    Parsed p = parse(args);
+    EXPECT_EQ(p.rc, -EINVAL) << args;
+    EXPECT_EQ(p.error, "recovery_timeout is given twice in devargs: give it once") << args;
+    EXPECT_EQ(p.d.recovery_timeout_s, mana::kDefaultRecoveryTimeout) << args;
+  }
+  Parsed p = parse("tx_stall_timeout=2,recovery_timeout=30,tx_stall_timeout=2");
+  EXPECT_EQ(p.rc, -EINVAL);
+  EXPECT_EQ(p.error, "tx_stall_timeout is given twice in devargs: give it once");
+}
+
 TEST(Devargs, DuplicateMacRejected) {
   Parsed p = parse("mac=00:0d:3a:76:3b:d0,mac=00:0D:3A:76:3B:D0");
   EXPECT_EQ(p.rc, -EINVAL);

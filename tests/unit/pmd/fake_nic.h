@@ -81,12 +81,15 @@ struct FakePortState {
     pp.bursts_open = 1;
     pp.registrar = mana::MrRegistrar{fake_reg, fake_dereg, nullptr};
     rte_eth_devices[kFakePortId].process_private = &pp;
+    data.mtu = RTE_ETHER_MTU;  // tx_prepare reads the port's MTU
+    rte_eth_devices[kFakePortId].data = &data;
     pool = rte_pktmbuf_pool_create(pool_name, pool_size, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
                                    SOCKET_ID_ANY);
     return pool != nullptr;
   }
   void release() {
     rte_eth_devices[kFakePortId].process_private = nullptr;
+    rte_eth_devices[kFakePortId].data = nullptr;
     mana::mr_port_cache_release(priv.mr, pp.registrar);
     rte_mempool_free(pool);
     pool = nullptr;
@@ -94,6 +97,7 @@ struct FakePortState {
 
   mana::PortPriv priv{};
   mana::ProcessPrivate pp{};
+  rte_eth_dev_data data{};
   AlignedMemory db_page{4096};
   rte_mempool* pool = nullptr;
 };

@@ -478,6 +478,36 @@ TEST_F(TxBurstTest, PrepareSeedsAndValidates) {
   rte_pktmbuf_free(tcp6);
 }
 
+// A frame above what the MTU allows on the wire (MTU + 14, + 4 with a tag in the data) is refused
+// (the NIC would drop it: CQE_TX_MTU_DROP), with or without a checksum request, and each refusal
+// is counted under its reason (doc/guide.md "Features", TX prepare).
+TEST_F(TxBurstTest, PrepareRefusesFramesAboveTheMtuAndCountsEachReason) {
+  state_.data.mtu = 1500;
+  rte_mbuf* fits = packet(1514);
+  rte_mbuf* above = packet(1515);
+  rte_mbuf* csum_above = l4_packet(false, 1515);
+  rte_mbuf* tagged = packet(1518);
+  rte_pktmbuf_mtod(tagged, rte_ether_hdr*)->ether_type = RTE_BE16(RTE_ETHER_TYPE_VLAN);
+  rte_mbuf* tagged_above = packet(1519);
+  rte_pktmbuf_mtod(tagged_above, rte_ether_hdr*)->ether_type = RTE_BE16(RTE_ETHER_TYPE_VLAN);
+  rte_mbuf* sctp = l4_packet(false);
+  sctp->ol_flags = (sctp->ol_flags & ~RTE_MBUF_F_TX_L4_MASK) | RTE_MBUF_F_TX_SCTP_CKSUM;
+  std::vector<rte_mbuf*> good{fits, tagged};
+  EXPECT_EQ(prepare(good), 2);
+  for (rte_mbuf* m : {above, csum_above, tagged_above, sctp}) {
+    std::vector<rte_mbuf*> pkts{fits, m};
+    EXPECT_EQ(prepare(pkts), 1);
+    EXPECT_EQ(rte_errno, m == sctp ? ENOTSUP : EINVAL);
+  }
+  EXPECT_EQ(q_.stats.prepare_refused[kPrepareFrameAboveMtu], 3u);
+  EXPECT_EQ(q_.stats.prepare_refused[kPrepareUnsupported], 1u);
+  EXPECT_EQ(q_.stats.prepare_refused[kPrepareBadRequest], 0u);
+  state_.data.mtu = 1501;  // read at each call
+  std::vector<rte_mbuf*> now{above};
+  EXPECT_EQ(prepare(now), 1);
+  for (rte_mbuf* m : {fits, above, csum_above, tagged, tagged_above, sctp}) rte_pktmbuf_free(m);
+}
+
 // Headers that span segments: prepare refuses them, the burst refuses and counts them (it cannot
 // seed them), instead of sending a packet whose checksum the NIC gets wrong.
 TEST_F(TxBurstTest, ChecksumFieldOutsideTheFirstSegmentIsRefused) {
@@ -664,6 +694,24 @@ TEST_F(TxTsoTest, HeadersFillingTheFirstSegmentTakeItWhole) {
   EXPECT_EQ(sge_at(bu, 0).size, 74u);
   EXPECT_EQ(hw::TxShortOob::IsIpv6::get(oob_at(bu).dw0), 1u);
   EXPECT_EQ(rte_pktmbuf_mtod_offset(v6, rte_ipv6_hdr*, 14)->payload_len, 0);
+}
+
+// Headers + MSS above the MTU: refused, counted as tso_frame_above_mtu; a TSO packet whose one
+// frame (payload below the MSS) fits passes.
+TEST_F(TxTsoTest, PrepareCountsTsoFramesAboveTheMtu) {
+  rte_mbuf* big_mss = tso_packet(false, 1600, 0, 1461);  // 20 + 20 + 1461 > 1500
+  rte_mbuf* one_frame = tso_packet(false, 1460, 0, 4000);
+  std::vector<rte_mbuf*> pkts{one_frame, big_mss};
+  EXPECT_EQ(prepare(pkts), 1);
+  EXPECT_EQ(rte_errno, EINVAL);
+  EXPECT_EQ(q_.stats.prepare_refused[kPrepareTsoAboveMtu], 1u);
+  EXPECT_EQ(q_.stats.prepare_refused[kPrepareTsoBeyondWqe], 0u);
+  big_mss->tso_segsz = 16384;
+  std::vector<rte_mbuf*> wqe{big_mss};
+  EXPECT_EQ(prepare(wqe), 0);
+  EXPECT_EQ(q_.stats.prepare_refused[kPrepareTsoBeyondWqe], 1u);
+  rte_pktmbuf_free(big_mss);
+  rte_pktmbuf_free(one_frame);
 }
 
 // Without tx_prepare the burst still refuses what the WQE's fields cannot hold (the NIC would cut
