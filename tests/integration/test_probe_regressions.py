@@ -9,11 +9,11 @@ import glob
 
 import harness
 from harness import EMU_BDF, child_environ, emu_ctl, emu_mac, expect, testpmd_on_emu
+from test_lifecycle import command
+from test_queue_control import run, show
 
 # One testpmd with its default mbuf pool (about 370 MB): hugepages.py.
 HUGEPAGES_MB = 512
-from test_lifecycle import command
-from test_queue_control import run, show
 
 PORT = emu_mac(0).upper()
 

@@ -16,8 +16,8 @@ from harness import (EMU_BDF, Program, emu_ctl, emu_mac, expect, repeat_until, s
 from test_lifecycle import command, in_use
 from test_multiprocess import emulated_env
 
-# Hugepages its DPDK processes take together at their peak (hugepages.py): to be measured.
-HUGEPAGES_MB = 1024
+# Hugepages its DPDK processes take together at their peak (hugepages.py): one testpmd and its secondary (shared memory), measured 358 MB.
+HUGEPAGES_MB = 512
 
 # Distinct lcore ids in the two processes (each lcore id has one mempool cache, shared by every
 # process: `-l 0-1` in both corrupted it, which showed as source-MAC drops and rates down by 75 %),
