@@ -16,7 +16,7 @@ import harness
 from harness import Program, emu_ctl, emu_run, expect, parse_forward_stats
 from test_fabric import fabric_ports, receiver_rx_packets
 
-# Hugepages its DPDK processes take together at their peak (hugepages.py): two testpmd processes of -m 128 and small pools, measured 360 MB.
+# Hugepages its DPDK processes take together at their peak (hugepages.py): two testpmd processes of -m 128 and small pools, measured 360 and 412 MB.
 HUGEPAGES_MB = 512
 
 SENDER = {"pci": "7870:00:00.0", "mac": "00:0d:3a:00:0a:01", "ip": "198.18.0.1"}

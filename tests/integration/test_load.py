@@ -10,7 +10,7 @@ import subprocess
 import harness
 from harness import Program, eal_args, expect, fake_pci_tree
 
-# Hugepages its DPDK processes take together at their peak (hugepages.py): testpmd with a null vdev and --total-num-mbufs, measured 8 MB.
+# Hugepages its DPDK processes take together at their peak (hugepages.py): testpmd with a null vdev and --total-num-mbufs, measured 8 and 20 MB.
 HUGEPAGES_MB = 64
 
 

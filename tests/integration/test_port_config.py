@@ -42,7 +42,8 @@ def test_mtu_within_the_standard_range_is_taken():
     # 9000 is within the netdev's max MTU but the default 2176-byte mbufs cannot hold its frames.
     mark = len(p.lines)
     p.send("port config mtu 0 9000")
-    p.wait_for(r"MTU 9000 needs RX buffers of 9014 bytes, RX queue 0 has 2048", start=mark)
+    p.wait_for(r"MTU 9000 needs a mempool data room of 9142 bytes .*RX queue 0's has 2176"
+               r".*--mbuf-size=9142", start=mark)
     command(p, "show port info 0", done=r"^MTU: \d+")
     expect("MTU: 1500" in "\n".join(p.lines[mark:]), "a refused MTU changed the port's MTU", p)
     p.send("quit")

