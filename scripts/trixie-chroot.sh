@@ -19,9 +19,11 @@ say() { echo "trixie-chroot: $*" >&2; }
 # What the emulator's build and the integration harness need, plus Debian 13's DPDK with net_mana
 # (Debian 13 ships dpdk-testpmd and dpdk-proc-info in dpdk-dev; the ring mempool driver is only a
 # Recommends of dpdk, and recommendations are not installed), and valgrind for the cost benchmark's
-# instruction counts (scripts/bench-cost.sh --trixie --callgrind).
+# instruction counts (scripts/bench-cost.sh --trixie --callgrind), and clang for the doorbell-trap
+# forms it compiles (a build without it has a skipping test, which fails under CI=true).
 packages=(dpdk dpdk-dev librte-net-mana25 librte-mempool-ring25 libibverbs-dev ibverbs-providers rdma-core g++ meson ninja-build
-  pkg-config libgtest-dev python3 python3-scapy iproute2 iputils-ping tcpdump procps util-linux coreutils kmod valgrind)
+  pkg-config libgtest-dev python3 python3-scapy iproute2 iputils-ping tcpdump procps util-linux coreutils kmod valgrind
+  clang)
 # Changes to the list make an existing chroot install the difference.
 stamp="$root/.mana-pmd-complete"
 want_stamp=$(printf '%s\n' "${packages[@]}" | sha256sum | cut -d' ' -f1)
