@@ -170,7 +170,7 @@ bool vf_present(const EmuConfig& config, uint32_t vf) {
 }
 
 bool set_vf_present(EmuConfig& config, uint32_t vf, bool present, std::string* error,
-                    const std::string& new_pci) {
+                    const std::string& new_pci, bool with_rdma) {
   if (vf >= config.vfs.size()) {
     *error = "no VF " + std::to_string(vf);
     return false;
@@ -197,7 +197,7 @@ bool set_vf_present(EmuConfig& config, uint32_t vf, bool present, std::string* e
   TreeWriter w(error);
   if (moves) w.file(pci_live + "/uevent", pci_uevent(new_pci));
   for (const IbDeviceInfo& dev : ib_devices(config)) {
-    if (dev.vf != vf || !config.kernel.mana_ib) continue;
+    if (dev.vf != vf || !config.kernel.mana_ib || (present && !with_rdma)) continue;
     const std::string live = ib_device_dir(config.root, dev.name);
     const std::string gone = removed_ib_dir(config.root, dev.name);
     if (!(present ? move_path(gone, live, error) : move_path(live, gone, error))) return false;
@@ -206,6 +206,26 @@ bool set_vf_present(EmuConfig& config, uint32_t vf, bool present, std::string* e
       return false;
   }
   return w.ok();
+}
+
+bool vf_rdma_pending(const EmuConfig& config, uint32_t vf) {
+  if (!vf_present(config, vf) || !config.kernel.mana_ib) return false;
+  for (const IbDeviceInfo& dev : ib_devices(config))
+    if (dev.vf == vf && path_exists(removed_ib_dir(config.root, dev.name))) return true;
+  return false;
+}
+
+bool add_vf_rdma(EmuConfig& config, uint32_t vf, std::string* error) {
+  for (const IbDeviceInfo& dev : ib_devices(config)) {
+    if (dev.vf != vf) continue;
+    const std::string live = ib_device_dir(config.root, dev.name);
+    if (!move_path(removed_ib_dir(config.root, dev.name), live, error)) return false;
+    // The function may have come back at another address (add --pci) before: follow it.
+    if (!(remove_tree(live + "/device", error) &&
+          make_symlink(pci_device_dir(config, vf), live + "/device", error)))
+      return false;
+  }
+  return true;
 }
 
 bool set_operstate(const EmuConfig& config, uint32_t vf, uint32_t port, bool up,

@@ -35,8 +35,13 @@ bool write_sysfs_tree(const EmuConfig& config, std::string* error);
 // and back (present=true). Moving to the state the VF is already in is an error. `new_pci` (add
 // only, canonical form): the function comes back at that PCI address, as Azure may re-add a VF on
 // another bus; config.vfs[vf].pci_addr follows, the RDMA devices keep their names.
+// `with_rdma` false (add only): the RDMA device folders stay in R/removed/ until add_vf_rdma, as
+// mana_ib registers them after the kernel's mana driver brought the function back.
 bool set_vf_present(EmuConfig& config, uint32_t vf, bool present, std::string* error,
-                    const std::string& new_pci = {});
+                    const std::string& new_pci = {}, bool with_rdma = true);
+bool add_vf_rdma(EmuConfig& config, uint32_t vf, std::string* error);
+// The VF's PCI function is back but its RDMA devices are not (set_vf_present without them).
+bool vf_rdma_pending(const EmuConfig& config, uint32_t vf);
 bool vf_present(const EmuConfig& config, uint32_t vf);
 
 // Writes `up`/`down` to the port's net/<ifname>/operstate (also while the VF is removed).

@@ -119,6 +119,14 @@ bool parse_control_command(std::string_view line, ControlCommand* out, std::stri
     if (w[2] != "--pci") return fail(error, "usage: add <vf> [--pci dddd:bb:dd.f]");
     if (!parse_pci_addr(w[3], &cmd.pci))
       return fail(error, "bad PCI address " + quote_for_error(w[3]) + " (dddd:bb:dd.f)");
+  } else if (verb == "add" && w.size() == 3) {
+    // add <vf> netdev|rdma: the two halves of a re-add, in the kernel's order
+    cmd.kind = ControlCommand::Kind::kAdd;
+    if (!number(w[1], 0, kMaxIndex, "vf", &cmd.vf, error)) return false;
+    if (w[2] != "netdev" && w[2] != "rdma")
+      return fail(error, "usage: add <vf> [netdev|rdma|--pci dddd:bb:dd.f]");
+    cmd.add_stage =
+        w[2] == "netdev" ? ControlCommand::AddStage::kNetdev : ControlCommand::AddStage::kRdma;
   } else if (verb == "remove" || verb == "add" || verb == "counters" || verb == "live") {
     if (!expect_words(w, 2, (std::string(verb) + " <vf>").c_str(), error)) return false;
     cmd.kind = verb == "remove"     ? ControlCommand::Kind::kRemove
@@ -203,6 +211,8 @@ std::string ControlTargets::execute(const ControlCommand& cmd) {
     case ControlCommand::Kind::kRemove:
       return toggle_presence(cmd.vf, device, false);
     case ControlCommand::Kind::kAdd:
+      if (cmd.add_stage == ControlCommand::AddStage::kNetdev)
+        return add_netdev_only(cmd.vf, device);
       return toggle_presence(cmd.vf, device, true, cmd.pci);
     case ControlCommand::Kind::kFault:
       device->inject(cmd.fault);
@@ -229,13 +239,26 @@ std::string ControlTargets::toggle_presence(uint32_t vf, Device* device, bool pr
   if (!new_pci.empty() && !config_) return "error no run folder: --pci needs one";
   std::string error;
   if (!present) device->set_present(false);  // queues die before the sysfs entries vanish
-  if (config_ && !set_vf_present(*config_, vf, present, &error, new_pci)) return "error " + error;
+  if (present && config_ && vf_rdma_pending(*config_, vf)) {
+    if (!new_pci.empty()) return "error VF " + std::to_string(vf) + " is back already: no --pci";
+    if (!add_vf_rdma(*config_, vf, &error)) return "error " + error;
+  } else if (config_ && !set_vf_present(*config_, vf, present, &error, new_pci)) {
+    return "error " + error;
+  }
   if (present) device->set_present(true);
   if (hooks_.presence_changed) hooks_.presence_changed(vf, present);
   std::string reply =
       std::string("ok VF ") + std::to_string(vf) + (present ? " added" : " removed");
   if (!new_pci.empty()) reply += " at " + config_->vfs[vf].pci_addr;
   return reply;
+}
+
+std::string ControlTargets::add_netdev_only(uint32_t vf, Device* device) {
+  if (device->present()) return "error VF " + std::to_string(vf) + " is present";
+  if (!config_) return "error no run folder: a staged add needs one";
+  std::string error;
+  if (!set_vf_present(*config_, vf, true, &error, {}, /*with_rdma=*/false)) return "error " + error;
+  return "ok VF " + std::to_string(vf) + " netdev added (no RDMA device yet)";
 }
 
 void ControlTargets::refresh_netdev_stats() {

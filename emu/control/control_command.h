@@ -32,6 +32,11 @@ struct ControlCommand {
   bool up = false;    // kNetdev
   Fault fault;        // kFault (its port is `port`)
   std::string pci;    // kAdd: the new PCI address (canonical), empty: the old one
+  // kAdd: which part comes back. The kernel's mana driver brings the PCI function and its netdevs
+  // back before mana_ib registers the RDMA device (doc/hardware.md §2.7): `add <vf> netdev`
+  // then `add <vf> rdma` shows the window between them; plain `add <vf>` is both at once.
+  enum class AddStage { kBoth, kNetdev, kRdma };
+  AddStage add_stage = AddStage::kBoth;
 };
 
 // Parses one command line (no trailing newline needed). `error` gets the reason.
@@ -75,6 +80,7 @@ class ControlTargets {
   std::string no_vf_error(uint32_t vf);
   std::string toggle_presence(uint32_t vf, Device* device, bool present,
                               const std::string& new_pci = {});
+  std::string add_netdev_only(uint32_t vf, Device* device);
   std::string counters_json(uint32_t vf, const Device& device);
 
   std::optional<EmuConfig> config_;

@@ -12,7 +12,10 @@ std::string format_control_command(const ControlCommand& c) {
     case ControlCommand::Kind::kRemove:
       return "remove " + vf;
     case ControlCommand::Kind::kAdd:
-      return "add " + vf;
+      return "add " + vf +
+             (c.add_stage == ControlCommand::AddStage::kNetdev ? " netdev"
+              : c.add_stage == ControlCommand::AddStage::kRdma ? " rdma"
+                                                               : "");
     case ControlCommand::Kind::kCounters:
       return "counters " + vf;
     case ControlCommand::Kind::kLive:

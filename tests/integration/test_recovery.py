@@ -291,6 +291,31 @@ def test_removal_handled_by_closing_the_port():
     expect(p.finish() == 0, "testpmd failed", p)
 
 
+def test_attach_waits_for_the_rdma_device():
+    """A probe that comes between the kernel's netdev and mana_ib's RDMA device (the window after
+    a re-add in which net_netvsc's hot-plug probes) waits for the RDMA device, bounded, instead of
+    failing: `add 0 netdev` brings the function back without it, `port attach` starts waiting,
+    `add 0 rdma` completes the re-add while testpmd is inside the probe."""
+    p, mark = one_port_removed("mana-recovery-late-ib", [], ["-a", f"{EMU_BDF},recovery_timeout=0"])
+    p.wait_for(r"Port 0 is closed", start=mark, timeout=30)
+    expect(emu_ctl(p, "add", "0", "netdev") == "ok VF 0 netdev added (no RDMA device yet)",
+           "staged add refused", p)
+    mark = len(p.lines)
+    p.send("stop")
+    p.send(f"port attach {EMU_BDF},recovery_timeout=0")
+    p.wait_for(r"the netdev is there but not its RDMA device yet: waiting up to 5000 ms",
+               start=mark)
+    expect(emu_ctl(p, "add", "0", "rdma") == "ok VF 0 added", "the RDMA half of add refused", p)
+    p.wait_for(r"found its RDMA device", start=mark)
+    p.wait_for(r"Port 0 is attached", start=mark)
+    expect(not any("no MANA Ethernet RDMA device" in line for line in p.lines[mark:]),
+           "the probe failed before waiting", p)
+    p.send("port start 0")
+    p.wait_for(r"Port 0: " + emu_mac(0).upper(), start=mark)
+    p.send("quit")
+    expect(p.finish() == 0, "testpmd failed", p)
+
+
 def test_recovery_timeout_reports_failure():
     """recovery_timeout=1 (devargs): a VF that is not back in time gives RECOVERY_FAILED with the
     old objects freed; the port then refuses to start, saying why, and closes cleanly."""
@@ -313,6 +338,7 @@ def test_recovery_timeout_reports_failure():
 
 
 if __name__ == "__main__":
-    harness.main([test_removal_handled_by_closing_the_port, test_recovery_timeout_reports_failure,
+    harness.main([test_removal_handled_by_closing_the_port, test_attach_waits_for_the_rdma_device,
+                  test_recovery_timeout_reports_failure,
                   test_secondary_resumes_after_recovery,
                   test_txonly_recovers_across_20_cycles, test_io_forwarding_recovers_across_20_cycles])

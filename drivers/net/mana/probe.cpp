@@ -4,13 +4,19 @@
 // with its own verbs context, PD and parent domain.
 #include "probe.h"
 
+#include <dirent.h>
+#include <unistd.h>
+
 #include <cerrno>
+#include <climits>
+#include <cstdio>
 #include <cstring>
 
 #include <bus_pci_driver.h>
 #include <ethdev_driver.h>
 #include <ethdev_pci.h>
 #include <infiniband/verbs.h>
+#include <rte_cycles.h>
 #include <rte_devargs.h>
 #include <rte_malloc.h>
 
@@ -35,6 +41,10 @@ namespace {
 // vendor_part_id of the Ethernet (RAW QP) device since the 2025 device split; 0 before it.
 constexpr uint32_t kVendorPartEthernet = 2;
 constexpr unsigned kMaxPortsPerFunction = 16;
+// How long a probe waits for mana_ib to register the RDMA device of a function whose netdev is
+// there already, and how often it looks.
+constexpr unsigned kRdmaDeviceWaitMs = 5000;
+constexpr unsigned kRdmaDeviceRetryMs = 50;
 
 struct Candidate {
   ibv_device* ibdev;
@@ -267,15 +277,67 @@ void close_all_ports(rte_pci_device* pci) {
   }
 }
 
+// True when the kernel's mana driver shows a netdev of the function (<pci sysfs>/net/<if>).
+bool function_has_netdev(const rte_pci_device* pci) {
+  char path[PATH_MAX];
+  snprintf(path, sizeof(path), "%s/%s/net", rte_pci_get_sysfs_path(), pci->name);
+  DIR* dir = opendir(path);
+  if (dir == nullptr) return false;
+  bool found = false;
+  while (const dirent* e = readdir(dir))
+    if (e->d_name[0] != '.') found = true;
+  closedir(dir);
+  return found;
+}
+
+bool lists_rdma_device_of(const rte_pci_device* pci, ibv_device** list, int n) {
+  for (int i = 0; i < n; i++) {
+    rte_pci_addr addr;
+    if (ib_device_pci_addr(list[i]->ibdev_path, &addr) == 0 &&
+        rte_pci_addr_cmp(&addr, &pci->addr) == 0)
+      return true;
+  }
+  return false;
+}
+
+// The RDMA device list, after waiting (bounded) for the function's RDMA device when the function
+// is there with its netdev but without it: the kernel's mana driver registers the netdevs before
+// mana_ib registers the RDMA device, so a probe right after a hot add (net_netvsc's, or EAL's
+// hot-plug) can come in between (doc/hardware.md §2.1). Null (logged) when nothing can be listed.
+ibv_device** rdma_device_list(rte_pci_device* pci, bool primary, int* n) {
+  const uint64_t hz = rte_get_timer_hz();
+  const uint64_t deadline = rte_get_timer_cycles() + hz * kRdmaDeviceWaitMs / 1000;
+  bool waiting = false;
+  for (;;) {
+    ibv_device** list = ibv_get_device_list(n);
+    if (list == nullptr) {
+      MANA_INIT_LOG(ERR, "%s: cannot list RDMA devices: %s: load ib_uverbs and mana_ib", pci->name,
+                    strerror(errno));
+      return nullptr;
+    }
+    if (!primary || lists_rdma_device_of(pci, list, *n) || !function_has_netdev(pci) ||
+        rte_get_timer_cycles() >= deadline) {
+      if (waiting)
+        MANA_INIT_LOG(NOTICE, "%s: %s its RDMA device", pci->name,
+                      lists_rdma_device_of(pci, list, *n) ? "found" : "gave up waiting for");
+      return list;
+    }
+    if (!waiting)
+      MANA_INIT_LOG(NOTICE,
+                    "%s: the netdev is there but not its RDMA device yet: waiting up to %u ms "
+                    "for mana_ib to register it",
+                    pci->name, kRdmaDeviceWaitMs);
+    waiting = true;
+    ibv_free_device_list(list);
+    usleep(kRdmaDeviceRetryMs * 1000);
+  }
+}
+
 // Creates (primary) or attaches to (secondary) the ethdev of every selected port.
 int probe_function(rte_pci_device* pci, const Devargs& devargs, bool primary) {
   int n = 0;
-  ibv_device** list = ibv_get_device_list(&n);
-  if (list == nullptr) {
-    MANA_INIT_LOG(ERR, "%s: cannot list RDMA devices: %s: load ib_uverbs and mana_ib", pci->name,
-                  strerror(errno));
-    return -ENODEV;
-  }
+  ibv_device** list = rdma_device_list(pci, primary, &n);
+  if (list == nullptr) return -ENODEV;
   Candidate cands[kMaxPortsPerFunction];
   int rc = find_ports(pci, devargs, list, n, primary, cands);
   if (rc == 0) {

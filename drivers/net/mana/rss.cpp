@@ -74,10 +74,22 @@ uint16_t rss_table_queue(const PortPriv& priv, uint16_t nb_rxq, uint16_t pos) {
 
 namespace {
 
+// The NIC's table repeats every nb_rx_queues entries (doc/hardware.md §2.5), so a table of any of
+// DPDK's sizes (64 to 512, a power of two) describes it exactly: entry i is position
+// i mod nb_rx_queues. net_netvsc passes its own 128-entry table to its VF (doc/guide.md, "Under
+// DPDK's netvsc PMD").
 bool check_reta_size(const rte_eth_dev* dev, uint16_t size) {
-  if (size == hw::kRssTableSize && dev->data->nb_rx_queues != 0) return true;
-  MANA_DRV_LOG(ERR, "port %u: the RSS table has %u entries, not %u (and needs RX queues)",
-               dev->data->port_id, hw::kRssTableSize, size);
+  const bool table_size_ok = size >= RTE_ETH_RETA_GROUP_SIZE && size <= RTE_ETH_RSS_RETA_SIZE_512 &&
+                             (size & (size - 1)) == 0;
+  if (table_size_ok && dev->data->nb_rx_queues != 0) return true;
+  if (!table_size_ok)
+    MANA_DRV_LOG(ERR,
+                 "port %u: an RSS table of %u entries: give 64, 128, 256 or 512 (the NIC's "
+                 "table repeats every nb_rx_queues entries)",
+                 dev->data->port_id, size);
+  else
+    MANA_DRV_LOG(ERR, "port %u: the RSS table needs RX queues: configure the port first",
+                 dev->data->port_id);
   return false;
 }
 
@@ -90,12 +102,13 @@ uint16_t entry_queue(const rte_eth_rss_reta_entry64* conf, unsigned i) {
 
 // The WQ order the update asks for, from the current one; false (logged) when the NIC cannot have
 // it.
-bool reta_order_for(const rte_eth_dev* dev, const rte_eth_rss_reta_entry64* conf, uint16_t* order) {
+bool reta_order_for(const rte_eth_dev* dev, const rte_eth_rss_reta_entry64* conf, uint16_t size,
+                    uint16_t* order) {
   const PortPriv& priv = *priv_of(dev);
   const uint16_t n = dev->data->nb_rx_queues;
   for (uint16_t p = 0; p < n; p++) order[p] = rss_table_queue(priv, n, p);
   bool set[kMaxRxQueues] = {};
-  for (unsigned i = 0; i < hw::kRssTableSize; i++) {
+  for (unsigned i = 0; i < size; i++) {
     if (!entry_set(conf, i)) continue;
     const uint16_t q = entry_queue(conf, i);
     const unsigned p = i & (n - 1u);
@@ -142,7 +155,7 @@ int reta_update(rte_eth_dev* dev, rte_eth_rss_reta_entry64* conf, uint16_t size)
   PortPriv& priv = *priv_of(dev);
   const uint16_t n = dev->data->nb_rx_queues;
   uint16_t order[kMaxRxQueues];
-  if (!reta_order_for(dev, conf, order)) return -ENOTSUP;
+  if (!reta_order_for(dev, conf, size, order)) return -ENOTSUP;
   uint16_t old[kMaxRxQueues];
   for (uint16_t p = 0; p < n; p++) old[p] = rss_table_queue(priv, n, p);
   std::memcpy(priv.reta, order, n * sizeof(order[0]));

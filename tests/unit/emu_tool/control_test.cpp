@@ -12,6 +12,7 @@
 #include "config/sysfs_tree.h"
 #include "control/control_client.h"
 #include "control/control_command.h"
+#include "control/control_command_format.h"
 #include "control/control_server.h"
 #include "control/unix_socket.h"
 #include "fake_device.h"
@@ -227,6 +228,33 @@ TEST(ControlTargets, RemoveAndAddToggleDeviceSysfsAndHook) {
   EXPECT_TRUE(path_exists(ib_device_dir(config.root, "mana_0") + "/device/uevent"));
   EXPECT_EQ(device.presence_calls_, (std::vector<bool>{false, true}));
   EXPECT_EQ(hook_calls, (std::vector<std::pair<uint32_t, bool>>{{0, false}, {0, true}}));
+}
+
+// The kernel's order at a re-add: the function and its netdev first, mana_ib's RDMA device later.
+TEST(ControlTargets, StagedAddBringsTheNetdevBeforeTheRdmaDevice) {
+  testing::TempDir dir;
+  const EmuConfig config = config_in(dir.path());
+  std::string error;
+  ASSERT_TRUE(write_sysfs_tree(config, &error)) << error;
+  FakeDevice device(config.vfs[0]);
+  ControlTargets targets(config, {});
+  targets.add_vf(0, &device);
+  EXPECT_EQ(parse_ok("add 0 netdev").add_stage, ControlCommand::AddStage::kNetdev);
+  EXPECT_EQ(format_control_command(parse_ok("add 0 rdma")), "add 0 rdma");
+  EXPECT_EQ(targets.handle_line("add 0 netdev"), "error VF 0 is present");
+  ASSERT_EQ(targets.handle_line("remove 0"), "ok VF 0 removed");
+  EXPECT_EQ(targets.handle_line("add 0 netdev"), "ok VF 0 netdev added (no RDMA device yet)");
+  EXPECT_TRUE(vf_present(config, 0));
+  EXPECT_TRUE(vf_rdma_pending(config, 0));
+  EXPECT_FALSE(path_exists(ib_device_dir(config.root, "mana_0")));
+  EXPECT_FALSE(device.present());  // no context can be opened yet
+  EXPECT_EQ(targets.handle_line("add 0 netdev"), "error VF 0 is present");
+  EXPECT_EQ(targets.handle_line("add 0 rdma"), "ok VF 0 added");
+  EXPECT_TRUE(device.present());
+  EXPECT_FALSE(vf_rdma_pending(config, 0));
+  EXPECT_TRUE(path_exists(ib_device_dir(config.root, "mana_0") + "/device/uevent"));
+  EXPECT_EQ(targets.handle_line("add 0 rdma"), "error VF 0 is present");
+  EXPECT_EQ(parse_error("add 0 later"), "usage: add <vf> [netdev|rdma|--pci dddd:bb:dd.f]");
 }
 
 TEST(ControlTargets, WithoutConfigOnlyTheDeviceChanges) {

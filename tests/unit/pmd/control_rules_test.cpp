@@ -152,7 +152,13 @@ TEST_F(ControlRulesTest, RetaIsQueueIndexModuloRxQueues) {
   reta[0].mask = ~0ull;
   ASSERT_EQ(ops_->reta_query(&dev_, reta, 64), 0);
   for (unsigned i = 0; i < 64; i++) EXPECT_EQ(reta[0].reta[i], i % 4) << i;
-  EXPECT_EQ(ops_->reta_query(&dev_, reta, 128), -EINVAL);
+  // Any of DPDK's table sizes shows the same periodic table (net_netvsc's VF sees 128).
+  rte_eth_rss_reta_entry64 big[8]{};
+  for (auto& g : big) g.mask = ~0ull;
+  ASSERT_EQ(ops_->reta_query(&dev_, big, 512), 0);
+  for (unsigned i = 0; i < 512; i++) EXPECT_EQ(big[i / 64].reta[i % 64], i % 4) << i;
+  for (uint16_t bad : {0, 32, 96, 100, 1024})
+    EXPECT_EQ(ops_->reta_query(&dev_, big, bad), -EINVAL) << bad;
 }
 
 // rdma-core 44..48's libmana refuses more than 256 WRs/CQEs whatever the kernel reports: the
@@ -207,8 +213,26 @@ TEST_F(ControlRulesTest, RetaUpdateIsAPermutationOfThePeriod) {
   conf[0].mask = 1;
   conf[0].reta[0] = 4;  // no such queue
   EXPECT_EQ(ops_->reta_update(&dev_, conf, 64), -ENOTSUP);
-  EXPECT_EQ(ops_->reta_update(&dev_, conf, 128), -EINVAL);
+  EXPECT_EQ(ops_->reta_update(&dev_, conf, 96), -EINVAL);
+  // 128 entries whose halves disagree: entry 64 names queue 3 where entry 0 names queue 1.
+  rte_eth_rss_reta_entry64 split[2] = {};
+  split[0].mask = split[1].mask = 1;
+  split[0].reta[0] = 1;
+  split[1].reta[0] = 3;
+  EXPECT_EQ(ops_->reta_update(&dev_, split, 128), -ENOTSUP);
   EXPECT_EQ(reta_of(ops_, &dev_), t);  // refused updates changed nothing
+
+  // net_netvsc's form: 128 entries, i -> (3 - i % 4), as DPDK's netvsc hands its table to the VF.
+  rte_eth_rss_reta_entry64 netvsc[2] = {};
+  for (unsigned i = 0; i < 128; i++) {
+    netvsc[i / 64].mask |= 1ULL << (i % 64);
+    netvsc[i / 64].reta[i % 64] = static_cast<uint16_t>(3 - i % 4);
+  }
+  ASSERT_EQ(ops_->reta_update(&dev_, netvsc, 128), 0);
+  t = reta_of(ops_, &dev_);
+  for (unsigned i = 0; i < 64; i++) EXPECT_EQ(t[i], 3 - i % 4) << i;
+  ASSERT_EQ(configure(4, 4), 0);
+  t = reta_of(ops_, &dev_);
 
   // A full table in the NIC's form is taken as is.
   rte_eth_rss_reta_entry64 full[1] = {};
