@@ -68,7 +68,7 @@ step "cost benchmark smoke" chroot_run sh -c \
      --pmd dpdk="$(ls /usr/lib/*/dpdk/pmds-*/librte_net_mana.so)" --pmd null=vdev:net_null' "$build" >/dev/null
 
 mapfile -t all < <(chroot_run meson test -C "$build" --list --suite integration --suite system-net-mana 2>/dev/null \
-  | sed -n 's/^mana-pmd:[^ ]* \/ //p')
+  | grep 'mana-pmd:' | sed -E 's/.* \/ //; s/.*mana-pmd://')  # (meson 1.7: "mana-pmd:SUITE / NAME", 1.12: "SUITE - mana-pmd:NAME")
 # A build that lost the independent driver's test would otherwise pass without it.
 printf '%s\n' "${all[@]}" | grep -qx crosscheck-system-net-mana \
   || die "the build defines no test crosscheck-system-net-mana"

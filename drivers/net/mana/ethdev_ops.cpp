@@ -282,7 +282,7 @@ const eth_dev_ops kPrimaryOps = [] {
   o.dev_close = dev_close;
   o.dev_reset = dev_reset;
   o.link_update = link_update;
-  o.stats_get = stats_get;
+  o.stats_get = compat::stats_get_op<stats_get>();
   o.stats_reset = stats_reset;
   o.xstats_get = xstats_get;
   o.xstats_reset = xstats_reset;
@@ -319,7 +319,7 @@ const eth_dev_ops kSecondaryOps = [] {
   eth_dev_ops o{};
   o.dev_close = dev_close;
   o.tx_done_cleanup = tx_done_cleanup;  // a secondary sending on its own queues reclaims them
-  o.stats_get = stats_get;
+  o.stats_get = compat::stats_get_op<stats_get>();
   o.xstats_get = xstats_get;
   o.xstats_get_names = xstats_get_names;
   o.dev_infos_get = dev_infos_get;
