@@ -13,27 +13,37 @@
 #                                                       instructions/packet by where they ran (the
 #                                                       driver's object, DPDK's libraries, the
 #                                                       benchmark with the inlined ethdev dispatch)
-#   scripts/bench-cost.sh --trixie [any of the above]   three drivers and two DPDKs ("DPDK 22.11 and
-#       24.11"): ours and DPDK 22.11's net_mana here, Debian 13's DPDK 24.11 net_mana in the chroot
-#       of scripts/trixie-chroot.sh (mana_cost_bench and the emulator built there in build-trixie,
-#       -Dpmd=false), and DPDK's net_null under each DPDK (the driver-independent floor), rounds
-#       alternating across all of them in one table
+#   scripts/bench-cost.sh --dpdk 24.11|25.11 [any of the above]
+#       drivers of two DPDKs in one table ("Drivers per DPDK version"): ours and DPDK 22.11's
+#       net_mana here, and in the chroot of scripts/test-dpdk.sh (Debian 13 for 24.11, unstable
+#       for 25.11) ours built against that DPDK and the distribution's own net_mana, with DPDK's
+#       net_null under each DPDK (the driver-independent floor), rounds alternating across all of
+#       them (mana_cost_bench, the emulator and our PMD built there in build-dpdk-VERSION)
+#   scripts/bench-cost.sh --trixie [...]                 the same as --dpdk 24.11
 # BUILD_DIR (default build) is built first unless MANA_BENCH_NO_BUILD=1 (the meson test).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$top/build}
-tbuild=$top/build-trixie
 die() { echo "bench-cost: error: $*" >&2; exit 1; }
-# Internal: mana_cost_bench --via runs a Debian 13 round as `bench-cost.sh --trixie-round --round ...`.
-if [ "${1:-}" = --trixie-round ]; then
-  shift
-  exec "$top/scripts/trixie-chroot.sh" run "$tbuild/emu/tool/mana-emu" run --lockstep --doorbell poll \
+chroot_of() { case "$1" in 24.11) echo trixie ;; 25.11) echo sid ;; *) die "--dpdk 24.11 or 25.11, not '$1'" ;; esac; }
+# Internal: mana_cost_bench --via runs a chroot round as `bench-cost.sh --chroot-round VERSION --round ...`.
+if [ "${1:-}" = --chroot-round ]; then
+  tbuild=$top/build-dpdk-$2
+  suite=$(chroot_of "$2")
+  shift 2
+  exec "$top/scripts/debian-chroot.sh" "$suite" run "$tbuild/emu/tool/mana-emu" run --lockstep --doorbell poll \
     -- "$tbuild/app/mana_cost_bench" "$@"
 fi
-trixie=0
-if [ "${1:-}" = --trixie ]; then
+trixie=0  # (a second DPDK in a chroot)
+tver=""
+case "${1:-}" in
+  --trixie) tver=24.11; shift ;;
+  --dpdk) tver=${2:-}; shift 2 || die "--dpdk needs a version" ;;
+esac
+if [ -n "$tver" ]; then
   trixie=1
-  shift
+  suite=$(chroot_of "$tver")
+  tbuild=$top/build-dpdk-$tver
 fi
 [ "${MANA_BENCH_NO_BUILD:-0}" = 1 ] || BUILD_DIR=$build "$top/scripts/build.sh" >/dev/null
 ours=$build/drivers/net/mana/librte_net_mana.so
@@ -63,30 +73,26 @@ ours=$(loadable "$ours")
 upstream=$(loadable "$upstream")
 trap 'rm -rf "$work" /run/mana-bench-cost-$$' EXIT
 
-# The drivers: name, plugin (or vdev:net_null) and where their rounds run (host or trixie).
+# The drivers: name, plugin (or vdev:net_null) and where their rounds run (host or chroot).
 names=(ours dpdk)
 plugins=("$ours" "$upstream")
 wheres=(host host)
 if [ $trixie = 1 ]; then
-  "$top/scripts/trixie-chroot.sh" >/dev/null
-  # Only what the rounds need: the emulator (tool and preload library) and the benchmark.
-  [ -f "$tbuild/build.ninja" ] \
-    || "$top/scripts/trixie-chroot.sh" run meson setup "$tbuild" "$top" -Dpmd=false >/dev/null
-  "$top/scripts/trixie-chroot.sh" run ninja -C "$tbuild" app/mana_cost_bench emu/tool/mana-emu \
-    emu/verbs/libmana_emu.so >/dev/null || die "the Debian 13 build in $tbuild failed"
-  root=$("$top/scripts/trixie-chroot.sh")
+  # Our PMD, the emulator and the benchmark built against that DPDK, as scripts/test-dpdk.sh does.
+  "$top/scripts/test-dpdk.sh" "$tver" build >/dev/null || die "the DPDK $tver build in $tbuild failed"
+  root=$("$top/scripts/debian-chroot.sh" "$suite")
   tplugin=$(cd "$root" && ls usr/lib/*/dpdk/pmds-*/librte_net_mana.so 2>/dev/null | head -n 1)
-  [ -n "$tplugin" ] || die "no net_mana plugin in the Debian 13 chroot $root"
-  names=(ours dpdk-22.11 null-22.11 dpdk-24.11 null-24.11)
-  plugins=("$ours" "$upstream" vdev:net_null "/$tplugin" vdev:net_null)
-  wheres=(host host host trixie trixie)
+  [ -n "$tplugin" ] || die "no net_mana plugin in the $suite chroot $root"
+  names=(ours dpdk-22.11 null-22.11 "ours-$tver" "dpdk-$tver" "null-$tver")
+  plugins=("$ours" "$upstream" vdev:net_null "$tbuild/drivers/net/mana/librte_net_mana.so" "/$tplugin" vdev:net_null)
+  wheres=(host host host chroot chroot chroot)
 fi
 
 if [ "${1:-}" != --callgrind ]; then
   exec_args=(--mana-emu "$emu")
   for i in "${!names[@]}"; do
     exec_args+=(--pmd "${names[$i]}=${plugins[$i]}")
-    [ "${wheres[$i]}" = host ] || exec_args+=(--via "${names[$i]}=$top/scripts/bench-cost.sh --trixie-round")
+    [ "${wheres[$i]}" = host ] || exec_args+=(--via "${names[$i]}=$top/scripts/bench-cost.sh --chroot-round $tver")
   done
   "$bench" "${exec_args[@]}" "$@" 2> >(grep -v -e 'mana_init_once' -e 'mana_mr_btree_init' >&2)
   exit $?
@@ -140,7 +146,7 @@ split_cell() {
 }
 split_rows=()
 if [ $trixie = 1 ]; then
-  # The chroot sees this checkout, not the host's /tmp: its profiles go to the Debian 13 build.
+  # The chroot sees this checkout, not the host's /tmp: its profiles go to the chroot's build.
   twork=$(mktemp -d "$tbuild/bench-cost.XXXXXX")
   trap 'rm -rf "$work" "$twork" /run/mana-bench-cost-$$' EXIT
 fi
@@ -154,7 +160,7 @@ callgrind_round() {
       --callgrind-out-file="$out_dir/$fn" --collect-atstart=no --toggle-collect="$fn" \
       "$bench" --round --pmd "${plugins[$i]}" "$@"
   else
-    "$top/scripts/trixie-chroot.sh" run "$tbuild/emu/tool/mana-emu" run --lockstep --doorbell poll \
+    "$top/scripts/debian-chroot.sh" "$suite" run "$tbuild/emu/tool/mana-emu" run --lockstep --doorbell poll \
       -- valgrind --tool=callgrind --callgrind-out-file="$out_dir/$fn" --collect-atstart=no \
       --toggle-collect="$fn" "$tbuild/app/mana_cost_bench" --round --pmd "${plugins[$i]}" "$@"
   fi

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # Build one of DPDK's example applications from Debian's dpdk-doc sources with the example's own
-# Makefile, in a copy under .deps/examples/ (default: skeleton). Prints the path of the program.
+# Makefile, in a copy under .deps/examples/ (MANA_EXAMPLES_DIR: elsewhere, e.g. one per DPDK version,
+# as scripts/test-dpdk.sh does) (default: skeleton). Prints the path of the program.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 name=${1:-skeleton}
 examples=/usr/share/dpdk/examples
 [ -d "$examples/$name" ] || { echo "build-dpdk-example: no $examples/$name: apt-get install dpdk-doc" >&2; exit 1; }
-work=$top/.deps/examples
+work=${MANA_EXAMPLES_DIR:-$top/.deps/examples}
 mkdir -p "$work"
 if [ ! -d "$work/$name" ] || [ "$examples/$name" -nt "$work/$name" ]; then
   rm -rf "$work/$name" "$work/common"

@@ -3,6 +3,11 @@
 # Provide DPDK's driver-SDK headers for the installed libdpdk-dev. Debian does not ship them, so they
 # are taken from the Debian source package of exactly the installed version, into an ignored folder
 # (.deps/dpdk-sdk/<version>/include). Nothing is fetched when pkg-config's DPDK already has them.
+#   scripts/fetch-dpdk-sdk.sh --from SRC --dest DIR
+# takes them instead from a DPDK source tree or release tarball SRC (e.g. DPDK's dpdk-24.11.tar.xz,
+# or ../shared/dpdk/dpdk-24.11-sdk-src.tar.xz): DIR/include gets the headers, DIR/VERSION the tree's
+# version (meson checks it against the installed DPDK's), DIR/net-mana DPDK's own net_mana source
+# (for unit-format-crosscheck). meson does this itself for -Ddpdk_sdk_dir=SRC (doc/guide.md).
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -11,6 +16,40 @@ die() { echo "fetch-dpdk-sdk: error: $*" >&2; exit 1; }
 # The headers the PMD needs beyond the public API (plus what they include).
 headers=(ethdev_driver.h ethdev_pci.h ethdev_vdev.h bus_pci_driver.h bus_driver.h dev_driver.h
   rte_eal_paging.h)
+
+# --from SRC --dest DIR: SRC's headers, version and net_mana source into DIR (replaced whole).
+from_source() {
+  local src=$1 dest=$2 tree tmp="" f h
+  if [ -f "$src" ]; then
+    tmp=$(mktemp -d)
+    # Only what is taken: lib/ (the headers), the PCI bus, net_mana, VERSION.
+    tar -xf "$src" -C "$tmp" --wildcards '*/VERSION' '*/lib/*' '*/drivers/bus/pci/*' '*/drivers/net/mana/*' \
+      2>/dev/null || die "cannot unpack $src as a DPDK source tarball (VERSION, lib/, drivers/bus/pci/, drivers/net/mana/)"
+    tree=$(dirname "$(ls "$tmp"/*/VERSION | head -n 1)")
+  elif [ -d "$src" ]; then
+    tree=$src
+  else
+    die "$src is neither a DPDK source tree nor a tarball"
+  fi
+  [ -f "$tree/VERSION" ] && [ -f "$tree/lib/ethdev/ethdev_driver.h" ] \
+    || die "$src is not a DPDK source tree (no VERSION and lib/ethdev/ethdev_driver.h)"
+  rm -rf "$dest"
+  mkdir -p "$dest/include" "$dest/net-mana"
+  for h in "${headers[@]}"; do
+    f=$(find "$tree/lib" "$tree/drivers/bus/pci" -name "$h" | head -n 1)
+    [ -n "$f" ] || die "$h is not in $src"
+    cp "$f" "$dest/include/"
+  done
+  cp "$tree"/drivers/net/mana/*.[ch] "$dest/net-mana/" 2>/dev/null || rmdir "$dest/net-mana"
+  cp "$tree/VERSION" "$dest/VERSION"
+  [ -z "$tmp" ] || rm -rf "$tmp"
+  echo "fetch-dpdk-sdk: driver-SDK headers of DPDK $(cat "$dest/VERSION") in $dest"
+}
+if [ "${1:-}" = "--from" ]; then
+  [ $# = 4 ] && [ "$3" = "--dest" ] || die "usage: $0 --from DPDK_SOURCE_TREE_OR_TARBALL --dest DIR"
+  from_source "$2" "$4"
+  exit 0
+fi
 
 incdir=$(pkg-config --variable=includedir libdpdk 2>/dev/null) || die "pkg-config cannot find libdpdk: install libdpdk-dev"
 have_all=1

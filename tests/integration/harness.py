@@ -20,6 +20,19 @@ from pathlib import Path
 import hugepages
 
 BUILD = Path(os.environ.get("MANA_BUILD_DIR", Path(__file__).resolve().parents[2] / "build"))
+
+
+def _dpdk_version():
+    """The installed DPDK's (major, minor), whose programs the tests run (22.11 on Debian 12; 24.11
+    and 25.11 in the chroots of scripts/test-dpdk.sh)."""
+    out = subprocess.run(["pkg-config", "--modversion", "libdpdk"], capture_output=True, text=True)
+    m = re.match(r"(\d+)\.(\d+)", out.stdout)
+    if not m:
+        raise RuntimeError(f"pkg-config cannot tell the installed DPDK's version: {out.stderr}")
+    return int(m.group(1)), int(m.group(2))
+
+
+DPDK_VERSION = _dpdk_version()
 BUILT_PMD = BUILD / "drivers/net/mana/librte_net_mana.so"
 
 

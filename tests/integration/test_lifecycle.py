@@ -27,7 +27,11 @@ def in_use(p):
     rte_mempool_dump."""
     mark = len(p.lines)
     p.send("dump_mempool")
-    p.wait_for(r"mempool <mb_pool_0>", start=mark)
+    # (DPDK 25.11's testpmd spells it "dump mempool")
+    if p.wait_for(r"mempool <mb_pool_0>|Command not found", start=mark).group(0) != "mempool <mb_pool_0>":
+        mark = len(p.lines)
+        p.send("dump mempool")
+        p.wait_for(r"mempool <mb_pool_0>", start=mark)
     start = p.last_index
     size = int(p.wait_for(r"^\s*size=(\d+)", start=start).group(1))
     common = int(p.wait_for(r"common_pool_count=(\d+)", start=start).group(1))

@@ -44,7 +44,9 @@ def test_testpmd_loads_the_pmd():
 
 def probe_with(devargs_option, prefix):
     tree = fake_pci_tree()
-    p = Program(["dpdk-testpmd", *eal_args(prefix, devargs_option), "--", "--stats-period", "1",
+    # The PCI bus logs "Probe PCI driver" at INFO in DPDK 22.11, at DEBUG since 24.11.
+    eal = eal_args(prefix, [*devargs_option, "--log-level", "bus.pci:debug"])
+    p = Program(["dpdk-testpmd", *eal, "--", "--stats-period", "1",
                  "--total-num-mbufs", "2048"],
                 env={"SYSFS_PCI_DEVICES": str(tree / "devices")})
     return p

@@ -221,8 +221,9 @@ def check_bridging(ovs, rings):
     shown = ovs.appctl("dpif/show")
     for name in IFACES:
         m = re.search(rf"{name} \d+/\d+: \(dpdk: (.*)\)", shown)
-        expect(m and f"configured_rxq_descriptors={rings}," in m.group(1)
-               and f"configured_txq_descriptors={rings}," in m.group(1),
+        # (OVS 3.1: configured_rxq_descriptors=N, ...; OVS 3.5: n_rxq_desc=N, ...)
+        expect(m and re.search(rf"(configured_rxq_descriptors|n_rxq_desc)={rings}(,|$)", m.group(1))
+               and re.search(rf"(configured_txq_descriptors|n_txq_desc)={rings}(,|$)", m.group(1)),
                f"{name}: not {rings} descriptors: {shown}", ovs.vswitchd)
     bridge_and_check(ovs)
 
@@ -247,9 +248,20 @@ TOO_MANY_DESCRIPTORS = (
     r"\|bridge\|WARN\|could not add network device mana[01] to ofproto \(Invalid argument\)")
 
 
+def ovs_version():
+    out = subprocess.run([VSWITCHD, "--version"], capture_output=True, text=True)
+    m = re.search(r"Open vSwitch\) (\d+)\.(\d+)", out.stdout)
+    expect(m, f"{VSWITCHD} --version: {out.stdout}{out.stderr}")
+    return int(m.group(1)), int(m.group(2))
+
+
 def test_default_2048_descriptors_on_6_2_limits_then_the_fix():
     """OVS's default fails as documented; the documented options, set on the running OVS, make the
-    ports work."""
+    ports work. OVS 3.2 and later (Debian 13's 3.5) fit their request to the driver's limits: there
+    the default works at once, with the limit's 256 descriptors."""
+    if ovs_version() >= (3, 2):
+        run_bridge(LIMITS_6_2, None, lambda o: check_bridging(o, 256), expect_no_warnings)
+        return
     def check(ovs):
         for name in IFACES:
             state = wait_port_up(ovs, name)

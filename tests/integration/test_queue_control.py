@@ -181,8 +181,9 @@ def test_rx_queue_stop_start_and_deferred_start():
     # Frames waiting in queue 0 (not polled): the first descriptor is done.
     stop_fwd(p)
     sendp([flow(i) for i in range(200) if queue[i] == 0][:4], iface=TAP)
-    wait_until(lambda: "Used desc count = 4" in show(p, "show port 0 rxq 0 desc used count",
-                                                     r"Used desc count = "), 30,
+    # (22.11's testpmd: "Used desc count = 4"; 24.11's: "RxQ 0 used desc count = 4")
+    wait_until(lambda: re.search(r"[Uu]sed desc count = 4\b", show(p, "show port 0 rxq 0 desc used count",
+                                                                  r"[Uu]sed desc count = ")), 30,
                "4 used descriptors on rxq 0")
     for desc, want in ((0, "DONE"), (3, "DONE"), (4, "AVAILABLE")):
         status = show(p, f"show port 0 rxq 0 desc {desc} status", r"Desc status = ")

@@ -3,6 +3,7 @@
 
 #include <cerrno>
 
+#include "dpdk_compat.h"
 #include "gdma.h"
 #include "rx_cqe.h"
 
@@ -14,9 +15,10 @@ bool ready(const QueueGate& g) { return gate_is_open(g); }
 
 // No queue: DPDK 22.11 checks the queue id only in debug builds and passes the empty slot of a
 // queue that was never set up (doc/guide.md "Queues at run time"); the answers are those its debug
-// checks give. rx_queue_count's type is unsigned, rte_eth_rx_queue_count returns it as an int.
-uint32_t rx_queue_count(void* queue) {
-  if (queue == nullptr) return static_cast<uint32_t>(-EINVAL);
+// checks give. rx_queue_count's type is unsigned before DPDK 25.11 (dpdk_compat.h),
+// rte_eth_rx_queue_count returns it as an int.
+compat::RxQueueCount rx_queue_count(void* queue) {
+  if (queue == nullptr) return static_cast<compat::RxQueueCount>(-EINVAL);
   const auto& q = *static_cast<const RxQueue*>(queue);
   if (!ready(q.gate)) return 0;
   return rx_completed_wqes(q, q.desc_mask + 1);

@@ -13,6 +13,7 @@
 
 #include "burst.h"
 #include "descriptor_status.h"
+#include "dpdk_compat.h"
 #include "kept_queues.h"
 #include "mana_log.h"
 #include "mp.h"
@@ -140,8 +141,6 @@ int dev_infos_get(rte_eth_dev* dev, rte_eth_dev_info* info) {
   }
   return 0;
 }
-
-const uint32_t* supported_ptypes(rte_eth_dev* /*dev*/) { return rx_supported_ptypes(); }
 
 bool all_queues_set_up(rte_eth_dev* dev) {
   for (uint16_t i = 0; i < dev->data->nb_rx_queues; i++)
@@ -283,13 +282,13 @@ const eth_dev_ops kPrimaryOps = [] {
   o.dev_close = dev_close;
   o.dev_reset = dev_reset;
   o.link_update = link_update;
-  o.stats_get = stats_get;
+  o.stats_get = compat::stats_get_op<stats_get>();
   o.stats_reset = stats_reset;
   o.xstats_get = xstats_get;
   o.xstats_reset = xstats_reset;
   o.xstats_get_names = xstats_get_names;
   o.dev_infos_get = dev_infos_get;
-  o.dev_supported_ptypes_get = supported_ptypes;
+  o.dev_supported_ptypes_get = compat::supported_ptypes_op<rx_supported_ptypes>();
   o.rx_queue_setup = rx_queue_setup_op;
   o.rx_queue_release = rx_queue_release;
   o.rx_queue_intr_enable = rx_queue_intr_enable;
@@ -320,12 +319,12 @@ const eth_dev_ops kSecondaryOps = [] {
   eth_dev_ops o{};
   o.dev_close = dev_close;
   o.tx_done_cleanup = tx_done_cleanup;  // a secondary sending on its own queues reclaims them
-  o.stats_get = stats_get;
+  o.stats_get = compat::stats_get_op<stats_get>();
   o.xstats_get = xstats_get;
   o.xstats_get_names = xstats_get_names;
   o.dev_infos_get = dev_infos_get;
   o.link_update = link_update;
-  o.dev_supported_ptypes_get = supported_ptypes;
+  o.dev_supported_ptypes_get = compat::supported_ptypes_op<rx_supported_ptypes>();
   o.reta_query = reta_query;
   o.rss_hash_conf_get = rss_hash_conf_get;
   o.rxq_info_get = rxq_info_get;

@@ -12,6 +12,7 @@
 #include <ethdev_pci.h>
 
 #include "devargs.h"
+#include "dpdk_compat.h"
 #include "mana_log.h"
 #include "probe.h"
 #include "single_instance.h"
@@ -61,7 +62,7 @@ RTE_INIT(mana_pci_register) {
   mana_pci_driver.driver.name = "net_mana";
   rte_pci_register(&mana_pci_driver);
 }
-RTE_PMD_EXPORT_NAME(net_mana, __COUNTER__);
+MANA_PMD_EXPORT_NAME(net_mana);
 RTE_PMD_REGISTER_PCI_TABLE(net_mana, mana_pci_id_map);
 RTE_PMD_REGISTER_PARAM_STRING(
     net_mana, "mac=<mac_addr> recovery_timeout=<seconds> tx_stall_timeout=<seconds>");

@@ -126,7 +126,7 @@ void for_each_xstat(const rte_eth_dev* dev, Emit emit) {
 
 }  // namespace
 
-int stats_get(rte_eth_dev* dev, rte_eth_stats* st) {
+int stats_get(rte_eth_dev* dev, rte_eth_stats* st, compat::QueueStats* qs) {
   uint64_t nombuf = 0;
   for (unsigned i = 0; i < dev->data->nb_rx_queues; i++) {
     const RxQueue* q = rxq(dev, i);
@@ -135,10 +135,10 @@ int stats_get(rte_eth_dev* dev, rte_eth_stats* st) {
     st->ibytes += q->stats.bytes;
     st->ierrors += q->stats.errors;
     nombuf += q->stats.nombuf;
-    if (i < RTE_ETHDEV_QUEUE_STAT_CNTRS) {
-      st->q_ipackets[i] = q->stats.packets;
-      st->q_ibytes[i] = q->stats.bytes;
-      st->q_errors[i] = q->stats.errors;
+    if (qs != nullptr && i < RTE_ETHDEV_QUEUE_STAT_CNTRS) {
+      qs->q_ipackets[i] = q->stats.packets;
+      qs->q_ibytes[i] = q->stats.bytes;
+      qs->q_errors[i] = q->stats.errors;
     }
   }
   st->rx_nombuf = nombuf;
@@ -149,9 +149,9 @@ int stats_get(rte_eth_dev* dev, rte_eth_stats* st) {
     st->opackets += q->stats.packets;
     st->obytes += q->stats.bytes;
     st->oerrors += q->stats.errors;
-    if (i < RTE_ETHDEV_QUEUE_STAT_CNTRS) {
-      st->q_opackets[i] = q->stats.packets;
-      st->q_obytes[i] = q->stats.bytes;
+    if (qs != nullptr && i < RTE_ETHDEV_QUEUE_STAT_CNTRS) {
+      qs->q_opackets[i] = q->stats.packets;
+      qs->q_obytes[i] = q->stats.bytes;
     }
   }
   return 0;

@@ -148,7 +148,7 @@ class CqPollCrosscheck : public ::testing::Test {
     log_ = open_memstream(&log_text_, &log_size_);
     ASSERT_NE(log_, nullptr);
     ASSERT_EQ(rte_openlog_stream(log_), 0);
-    mana_logtype_driver = RTE_LOGTYPE_PMD;
+    mana_logtype_driver = RTE_LOGTYPE_USER1;  // (RTE_LOGTYPE_PMD is gone since DPDK 24.03)
   }
   void TearDown() override {
     rte_openlog_stream(nullptr);

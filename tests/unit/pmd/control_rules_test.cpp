@@ -24,6 +24,15 @@ namespace {
 
 using namespace mana;
 
+// (DPDK 24.03 added rte_eth_rss_conf::algorithm: the fields by name, the rest zero)
+rte_eth_rss_conf rss_conf(uint8_t* key, uint8_t key_len, uint64_t hf) {
+  rte_eth_rss_conf c{};
+  c.rss_key = key;
+  c.rss_key_len = key_len;
+  c.rss_hf = hf;
+  return c;
+}
+
 class ControlRulesTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -103,7 +112,7 @@ TEST_F(ControlRulesTest, RssModeTurnsOnTheHashOffloadAndKeyIsChecked) {
   data_.dev_conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
   uint8_t key[40];
   for (int i = 0; i < 40; i++) key[i] = static_cast<uint8_t>(i);
-  data_.dev_conf.rx_adv_conf.rss_conf = {key, 40, RTE_ETH_RSS_NONFRAG_IPV4_TCP};
+  data_.dev_conf.rx_adv_conf.rss_conf = rss_conf(key, 40, RTE_ETH_RSS_NONFRAG_IPV4_TCP);
   ASSERT_EQ(configure(2, 2), 0);
   EXPECT_TRUE(data_.dev_conf.rxmode.offloads & RTE_ETH_RX_OFFLOAD_RSS_HASH);
   EXPECT_EQ(std::memcmp(priv_.rss_key, key, 40), 0);
@@ -116,7 +125,7 @@ TEST_F(ControlRulesTest, RssModeTurnsOnTheHashOffloadAndKeyIsChecked) {
 // the update leaves the configuration as it was.
 TEST_F(ControlRulesTest, RssHashUpdateWhileStartedNeedsNoRxInterrupts) {
   uint8_t key[40] = {1};
-  rte_eth_rss_conf conf{key, 40, RTE_ETH_RSS_IPV6};
+  rte_eth_rss_conf conf = rss_conf(key, 40, RTE_ETH_RSS_IPV6);
   data_.nb_rx_queues = 2;
   data_.dev_started = 1;
   data_.dev_conf.intr_conf.rxq = 1;
@@ -133,7 +142,7 @@ TEST_F(ControlRulesTest, RssHashUpdateWhileStartedNeedsNoRxInterrupts) {
   EXPECT_EQ(ops_->rss_hash_update(&dev_, &conf), -EINVAL);
 
   uint8_t out[40] = {};
-  rte_eth_rss_conf got{out, 40, 0};
+  rte_eth_rss_conf got = rss_conf(out, 40, 0);
   ASSERT_EQ(ops_->rss_hash_conf_get(&dev_, &got), 0);
   EXPECT_EQ(got.rss_hf, RTE_ETH_RSS_IPV6);
   EXPECT_EQ(std::memcmp(out, key, 40), 0);

@@ -76,8 +76,9 @@ class TxBurstTest : public mana_test::FakeTxPort {
       ip->vtc_flow = rte_cpu_to_be_32(6u << 28);
       ip->payload_len = rte_cpu_to_be_16(static_cast<uint16_t>(len - l2 - 40));
       ip->proto = IPPROTO_TCP;
-      ip->src_addr[0] = 0x20;
-      ip->dst_addr[15] = 0x02;
+      // (byte arrays until DPDK 24.11, struct rte_ipv6_addr since)
+      reinterpret_cast<uint8_t*>(&ip->src_addr)[0] = 0x20;
+      reinterpret_cast<uint8_t*>(&ip->dst_addr)[15] = 0x02;
       m->l3_len = 40;
       m->ol_flags = RTE_MBUF_F_TX_IPV6 | RTE_MBUF_F_TX_TCP_CKSUM;
     } else {
