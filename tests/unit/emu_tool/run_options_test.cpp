@@ -154,8 +154,9 @@ TEST(RunOptions, KernelSetupFaultsAndNetvscNames) {
 }
 
 TEST(RunOptions, UioNetvscNamesPortsOfTheCurrentVf) {
-  const RunOptions o = parse_ok({"--ports", "2", "--uio-netvsc", "1", "--vf", "7870:00:01.0",
-                                 "--uio-netvsc=0", "--", "x"});
+  const RunOptions o = parse_ok({"--vf", "7870:00:00.0", "--ports", "2", "--uio-netvsc", "1",
+                                 "--vf", "7870:00:01.0", "--uio-netvsc=0", "--", "x"});
+  ASSERT_EQ(o.config.vfs.size(), 2u);
   EXPECT_FALSE(o.config.vfs[0].ports[0].uio_netvsc);
   EXPECT_TRUE(o.config.vfs[0].ports[1].uio_netvsc);
   EXPECT_TRUE(o.config.vfs[1].ports[0].uio_netvsc);
