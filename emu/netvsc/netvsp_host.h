@@ -64,6 +64,7 @@ struct NetvspCounters {
   uint64_t rx_dropped_no_section = 0;  // every receive section in use by the guest
   uint64_t rx_dropped_ring_full = 0;   // the channel's inbound ring had no room
   uint64_t rx_filtered = 0;            // not passed by the guest's packet filter
+  uint64_t rx_dropped_too_long = 0;    // frame and RNDIS header larger than a receive section
   uint64_t vfassoc_sent = 0;           // VFASSOC notes sent (allocated or not)
   uint64_t datapath_to_vf = 0;         // SET_DATAPATH 1 from the guest
   uint64_t datapath_to_synthetic = 0;  // SET_DATAPATH 0 from the guest
