@@ -172,7 +172,8 @@ class ConfigParser {
   bool parse_port(const std::vector<std::string_view>& words, std::string* error) {
     if (out_->vfs.empty()) return fail(error, "port record before any vf record");
     std::vector<Field> fields;
-    if (!fields_of(words, 1, {"mac", "ifname", "up", "wire", "ip", "netvsc"}, &fields, error))
+    if (!fields_of(words, 1, {"mac", "ifname", "up", "wire", "ip", "netvsc", "uio_netvsc"}, &fields,
+                   error))
       return false;
     PortConfig port;
     bool has_mac = false, has_ifname = false;
@@ -189,6 +190,8 @@ class ConfigParser {
         port.wire = f.value;
       } else if (f.key == "netvsc") {
         port.netvsc = f.value;
+      } else if (f.key == "uio_netvsc") {
+        if (!parse_bit(f.value, &port.uio_netvsc)) return bad_value(error, f, "0 or 1");
       } else if (f.key == "ip") {
         if (!parse_ipv4(f.value, &port.ipv4)) return bad_value(error, f, "A.B.C.D");
       }
@@ -309,6 +312,10 @@ bool validate_vfs(const EmuConfig& config, const ConfigLocator& where, std::stri
           return port_fail("bad netvsc interface name '" + port.netvsc + "'");
         }
         if (!remember(&ifnames, port.netvsc)) return port_fail("duplicate ifname " + port.netvsc);
+        if (port.uio_netvsc)
+          return port_fail(
+              "a synthetic NIC is bound to hv_netvsc (netvsc) or to uio_hv_generic "
+              "(uio_netvsc), not both");
       }
       if (!check_wire_spec(port.wire, &wire_error)) return port_fail(wire_error);
       if (port.wire.starts_with("tap:") && !remember(&taps, port.wire)) {
@@ -374,6 +381,7 @@ std::string format_config(const EmuConfig& config) {
           << " up=" << (port.netdev_up ? 1 : 0) << " wire=" << port.wire;
       if (port.ipv4 != Ipv4Address{}) out << " ip=" << format_ipv4(port.ipv4);
       if (!port.netvsc.empty()) out << " netvsc=" << port.netvsc;
+      if (port.uio_netvsc) out << " uio_netvsc=1";
       out << "\n";
     }
   }

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "config/fs_util.h"
+#include "config/vmbus_tree.h"
 
 namespace mana::emu {
 
@@ -88,9 +89,7 @@ void write_class_net(const EmuConfig& config, uint32_t vf, TreeWriter* w) {
     const std::string vf_net = pci_device_dir(config, vf) + "/net/" + port.ifname;
     w->symlink(vf_net, class_net + "/" + port.ifname);
     if (port.netvsc.empty()) continue;
-    char uuid[64];
-    snprintf(uuid, sizeof(uuid), "f8615163-0000-1000-8000-%04x%08x", vf, static_cast<unsigned>(p));
-    const std::string dev = vmbus + "/devices/" + uuid;
+    const std::string dev = vmbus + "/devices/" + vmbus_device_uuid(vf, static_cast<uint32_t>(p));
     const std::string net = class_net + "/" + port.netvsc;
     w->dir(vmbus + "/drivers/hv_netvsc");
     w->dir(dev);
@@ -151,6 +150,7 @@ bool write_sysfs_tree(const EmuConfig& config, std::string* error) {
     write_class_net(config, vf, &w);
   }
   write_modules(config, &w);
+  if (w.ok() && !write_vmbus_tree(config, error)) return false;
   // RDMA devices exist with mana_ib, their uverbs devices with ib_uverbs too.
   const auto devices = config.kernel.mana_ib ? ib_devices(config) : std::vector<IbDeviceInfo>{};
   for (uint32_t k = 0; k < devices.size(); ++k) {

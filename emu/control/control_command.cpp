@@ -112,6 +112,11 @@ bool parse_control_command(std::string_view line, ControlCommand* out, std::stri
       return fail(error, "expected up or down, got " + quote_for_error(w[3]));
     }
     cmd.up = w[3] == "up";
+  } else if (verb == "netvsc-counters") {
+    if (!expect_words(w, 3, "netvsc-counters <vf> <port>", error)) return false;
+    cmd.kind = ControlCommand::Kind::kNetvscCounters;
+    if (!number(w[1], 0, kMaxIndex, "vf", &cmd.vf, error)) return false;
+    if (!number(w[2], 0, kMaxIndex, "port", &cmd.port, error)) return false;
   } else if (verb == "add" && w.size() == 4) {
     // add <vf> --pci <bdf>: the VF comes back at another PCI address
     cmd.kind = ControlCommand::Kind::kAdd;
@@ -139,7 +144,7 @@ bool parse_control_command(std::string_view line, ControlCommand* out, std::stri
     if (!parse_fault(w, &cmd, error)) return false;
   } else {
     return fail(error, "unknown command " + quote_for_error(verb) +
-                           " (netdev, remove, add, fault, counters, live)");
+                           " (netdev, remove, add, fault, counters, live, netvsc-counters)");
   }
   *out = cmd;
   return true;
@@ -194,8 +199,9 @@ std::string ControlTargets::execute(const ControlCommand& cmd) {
   std::lock_guard command(command_mu_);
   Device* device = device_of(cmd.vf);
   if (device == nullptr) return no_vf_error(cmd.vf);
-  const bool has_port =
-      cmd.kind == ControlCommand::Kind::kNetdev || cmd.kind == ControlCommand::Kind::kFault;
+  const bool has_port = cmd.kind == ControlCommand::Kind::kNetdev ||
+                        cmd.kind == ControlCommand::Kind::kFault ||
+                        cmd.kind == ControlCommand::Kind::kNetvscCounters;
   if (has_port && cmd.port >= device->config().ports.size()) {
     return "error VF " + std::to_string(cmd.vf) + " has no port " + std::to_string(cmd.port);
   }
@@ -219,6 +225,11 @@ std::string ControlTargets::execute(const ControlCommand& cmd) {
       return "ok fault armed";
     case ControlCommand::Kind::kCounters:
       return "ok " + counters_json(cmd.vf, *device);
+    case ControlCommand::Kind::kNetvscCounters:
+      if (!hooks_.netvsc_counters)
+        return "error VF " + std::to_string(cmd.vf) + " port " + std::to_string(cmd.port) +
+               " has no synthetic NIC (mana-emu run --uio-netvsc)";
+      return hooks_.netvsc_counters(cmd.vf, cmd.port);
     case ControlCommand::Kind::kLive: {
       const LiveObjects l = device->live_objects();
       std::ostringstream out;

@@ -25,10 +25,10 @@
 namespace mana::emu {
 
 struct ControlCommand {
-  enum class Kind { kNetdev, kRemove, kAdd, kFault, kCounters, kLive };
+  enum class Kind { kNetdev, kRemove, kAdd, kFault, kCounters, kLive, kNetvscCounters };
   Kind kind = Kind::kLive;
   uint32_t vf = 0;
-  uint32_t port = 0;  // kNetdev, kFault (0-based)
+  uint32_t port = 0;  // kNetdev, kFault, kNetvscCounters (0-based)
   bool up = false;    // kNetdev
   Fault fault;        // kFault (its port is `port`)
   std::string pci;    // kAdd: the new PCI address (canonical), empty: the old one
@@ -51,6 +51,9 @@ struct ControlHooks {
   // Ids of the VF's live SQs and RQs, listed by `counters`. Optional (no queue counters without).
   std::function<std::vector<uint32_t>(uint32_t vf)> sq_ids;
   std::function<std::vector<uint32_t>(uint32_t vf)> rq_ids;
+  // `netvsc-counters <vf> <port>`: the reply line for the port's synthetic NIC (emu/vmbus).
+  // Optional (the command then answers that there is none).
+  std::function<std::string(uint32_t vf, uint32_t port)> netvsc_counters;
 };
 
 class ControlTargets {

@@ -20,6 +20,8 @@ std::string format_control_command(const ControlCommand& c) {
       return "counters " + vf;
     case ControlCommand::Kind::kLive:
       return "live " + vf;
+    case ControlCommand::Kind::kNetvscCounters:
+      return "netvsc-counters " + vf_port;
     case ControlCommand::Kind::kFault:
       break;
   }

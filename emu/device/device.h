@@ -49,6 +49,9 @@ struct PortConfig {
   std::string wire = "loop";  // loop | pair | null | tap:<ifname> | shm:<name> | fabric:<name>
   std::array<uint8_t, 4> ipv4{};  // the port's address on a fabric wire; 0.0.0.0: none
   std::string netvsc{};  // name of the synthetic (netvsc) interface with the same MAC; "": none
+  // A synthetic NIC with the same MAC bound to uio_hv_generic, for DPDK's net_netvsc
+  // (doc/emulator.md "The synthetic NIC"); exclusive with `netvsc`.
+  bool uio_netvsc = false;
   // The netdev's sysfs `mtu` file: the vPort takes its MTU from it when a raw QP configures the
   // vPort; "": the MTU stays limits.mtu.
   std::string mtu_file{};

@@ -50,6 +50,8 @@ run: presents emulated MANA VFs (sysfs tree, libmana_emu.so preloaded) to <comma
                       all ports of the current VF or once per port (default loop)
   --netdev-up PORT    the kernel netdev of that port (0-based) of the current VF is up
   --netvsc NAME       a synthetic netvsc interface with the next port's MAC, its VF enslaved
+  --uio-netvsc PORT   that port (0-based) of the current VF gets a synthetic NIC with its MAC,
+                      bound to uio_hv_generic, for DPDK's net_netvsc with the port as its VF
   --no-module M       setup fault: kernel module M (mana_ib or ib_uverbs) is not loaded
   --driver-id N       setup fault: the kernel's RDMA driver id for MANA (default 20, libmana's)
   --doorbell MODE     trap (default, exact) | poll (fast, one SQ/RQ per context)

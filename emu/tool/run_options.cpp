@@ -19,6 +19,7 @@ struct VfDraft {
   std::vector<std::string> netvscs;
   std::vector<std::string> wires;
   std::vector<uint32_t> netdev_up;
+  std::vector<uint32_t> uio_netvsc;
 };
 
 struct GlobalDraft {
@@ -69,6 +70,14 @@ bool build_vf(const VfDraft& d, uint32_t index, uint32_t* next_ifname, const Glo
       return false;
     }
     vf->ports[p].netdev_up = true;
+  }
+  for (uint32_t p : d.uio_netvsc) {
+    if (p >= d.ports) {
+      *error = who + ": --uio-netvsc " + std::to_string(p) + " but the VF has " +
+               std::to_string(d.ports) + " port(s)";
+      return false;
+    }
+    vf->ports[p].uio_netvsc = true;
   }
   return true;
 }
@@ -178,6 +187,10 @@ bool parse_run_options(const std::vector<std::string>& args, RunOptions* out, st
       uint32_t port = 0;
       if (!parse_uint(value, 1000, &port)) return bad("a 0-based port index");
       vf.netdev_up.push_back(port);
+    } else if (name == "--uio-netvsc") {
+      uint32_t port = 0;
+      if (!parse_uint(value, 1000, &port)) return bad("a 0-based port index");
+      vf.uio_netvsc.push_back(port);
     } else if (name == "--doorbell") {
       if (value != "trap" && value != "poll") return bad("trap or poll");
       opts.config.doorbell = value == "poll" ? EmuConfig::kPoll : EmuConfig::kTrap;

@@ -22,6 +22,18 @@ void DeviceThread::add_device(Device* device) {
     Device* expected = nullptr;
     if (slot.compare_exchange_strong(expected, device)) break;
   }
+  start();
+}
+
+void DeviceThread::add_poller(Poller* poller) {
+  for (auto& slot : pollers_) {
+    Poller* expected = nullptr;
+    if (slot.compare_exchange_strong(expected, poller)) break;
+  }
+  start();
+}
+
+void DeviceThread::start() {
   if (!lockstep_ && !thread_.joinable()) {
     stop_.store(false);
     thread_ = std::thread([this] { run(); });
@@ -125,6 +137,11 @@ unsigned DeviceThread::pass() {
     Device* device = slot.load(std::memory_order_acquire);
     if (device == nullptr) break;
     work += device->poll();
+  }
+  for (auto& slot : pollers_) {
+    Poller* poller = slot.load(std::memory_order_acquire);
+    if (poller == nullptr) break;
+    work += poller->poll();
   }
   passes_.fetch_add(1, std::memory_order_release);
   return work;

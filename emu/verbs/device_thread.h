@@ -15,9 +15,17 @@
 
 namespace mana::emu::verbs {
 
+// Another model the device thread runs on each pass (the synthetic NICs, emu/vmbus).
+class Poller {
+ public:
+  virtual ~Poller() = default;
+  virtual unsigned poll() = 0;  // work done, 0 when idle
+};
+
 class DeviceThread {
  public:
   static constexpr unsigned kMaxDevices = 64;
+  static constexpr unsigned kMaxPollers = 64;
   static constexpr unsigned kMaxFifos = 256;
 
   // Control path (callers serialise): starts the thread with the first device, pinned to `cpu`
@@ -27,6 +35,8 @@ class DeviceThread {
   void set_lockstep(bool on) { lockstep_ = on; }
   bool lockstep() const { return lockstep_; }
   void add_device(Device* device);
+  // Starts the thread too (a synthetic NIC may be opened before any VF).
+  void add_poller(Poller* poller);
   bool add_fifo(Device* device, doorbell::DoorbellFifo* fifo);
   // Returns once the thread has drained the FIFO and will not touch it again.
   void remove_fifo(doorbell::DoorbellFifo* fifo);
@@ -48,7 +58,10 @@ class DeviceThread {
   unsigned drain_fifos();
   bool wait_for_pass();
 
+  void start();
+
   std::atomic<Device*> devices_[kMaxDevices] = {};
+  std::atomic<Poller*> pollers_[kMaxPollers] = {};
   FifoSlot fifos_[kMaxFifos];
   std::atomic<unsigned> fifo_slots_used_{0};  // high-water mark: the loop scans only these
   std::atomic<uint64_t> passes_{0};

@@ -2,12 +2,15 @@
 #include "verbs/runtime.h"
 
 #include "config/sysfs_tree.h"
+#include "vmbus/uevent_inject.h"
+#include "vmbus/vmbus_runtime.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <climits>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -112,7 +115,11 @@ int Runtime::acquire_device(VfRuntime& vf, Device** out) {
       close(fd);
       return EBUSY;  // the caller opens a query-only context (context.cpp)
     }
-    std::unique_ptr<Device> device = Device::create(vf.config);
+    // A VF with synthetic NICs shares its ports' wires with them (emu/vmbus).
+    vmbus::VmbusRuntime* vmbus = vmbus::VmbusRuntime::get();
+    std::unique_ptr<WireSet> shared = vmbus ? vmbus->device_wires(vf.index) : nullptr;
+    std::unique_ptr<Device> device =
+        shared ? Device::create(vf.config, std::move(shared)) : Device::create(vf.config);
     if (!device) {
       close(fd);
       return ENODEV;
@@ -160,7 +167,22 @@ void Runtime::start_control(unsigned vf, Device* device) {
     ControlHooks hooks;
     hooks.presence_changed = [this](uint32_t index, bool present) {
       if (!present) raise_device_fatal(index);
+      if (vmbus::VmbusRuntime* vmbus = vmbus::VmbusRuntime::get()) {
+        {
+          std::lock_guard<std::mutex> guard(lock_);
+          vmbus->vf_presence_changed(index, present);
+        }
+        // The kernel's PCI hot-add event, which net_netvsc waits for (doc/emulator.md "The
+        // synthetic NIC").
+        if (present) vmbus::inject_pci_add_uevent(current_pci(index));
+      }
     };
+    if (vmbus::VmbusRuntime* vmbus = vmbus::VmbusRuntime::get()) {
+      hooks.netvsc_counters = [this, vmbus](uint32_t index, uint32_t port) {
+        std::lock_guard<std::mutex> guard(lock_);
+        return vmbus->counters(index, port);
+      };
+    }
     hooks.sq_ids = [this](uint32_t index) { return queue_ids(index, &VfRuntime::sq_ids); };
     hooks.rq_ids = [this](uint32_t index) { return queue_ids(index, &VfRuntime::rq_ids); };
     auto server = std::make_unique<ControlServer>(config_, std::move(hooks));
@@ -172,6 +194,20 @@ void Runtime::start_control(unsigned vf, Device* device) {
     control_ = std::move(server);
   }
   control_->add_vf(vf, device);
+}
+
+std::string Runtime::current_pci(unsigned vf) const {
+  for (const EmuDevice* dev : devices_) {
+    if (dev->vf != vf) continue;
+    char target[PATH_MAX];
+    const std::string link = std::string(dev->ibv.ibdev_path) + "/device";
+    const ssize_t n = readlink(link.c_str(), target, sizeof(target) - 1);
+    if (n <= 0) break;
+    target[n] = '\0';
+    const char* slash = strrchr(target, '/');
+    return slash ? slash + 1 : target;
+  }
+  return config_.vfs[vf].pci_addr;
 }
 
 std::vector<uint32_t> Runtime::queue_ids(unsigned index, std::vector<uint32_t> VfRuntime::*list) {

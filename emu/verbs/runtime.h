@@ -73,6 +73,8 @@ class Runtime {
   Runtime() = default;
   bool load(const char* path);
   void start_control(unsigned vf, Device* device);
+  // The VF's PCI address now (it changes with `add --pci`): from its RDMA device's link.
+  std::string current_pci(unsigned vf) const;
   std::vector<uint32_t> queue_ids(unsigned vf, std::vector<uint32_t> VfRuntime::*list);
 
   std::mutex lock_;

@@ -28,6 +28,7 @@ EmuConfig sample_config() {
   b.ports.push_back({{0x02, 0xaa, 0xbb, 0xcc, 0xdd, 0xee}, "mana9", false, "tap:tap0"});
   b.ports.back().netvsc = "seth9";
   b.ports.push_back({{0x02, 0xaa, 0xbb, 0xcc, 0xdd, 0xef}, "mana10", false, "shm:link-a"});
+  b.ports.back().uio_netvsc = true;
   b.ports.push_back(
       {{0x02, 0xaa, 0xbb, 0xcc, 0xdd, 0xf0}, "mana11", false, "fabric:az", {198, 18, 0, 10}});
   c.vfs = {a, b};
@@ -66,6 +67,7 @@ TEST(EmuConfig, FormatThenParseGivesTheSameConfig) {
       EXPECT_EQ(got.ports[p].wire, want.ports[p].wire);
       EXPECT_EQ(got.ports[p].ipv4, want.ports[p].ipv4);
       EXPECT_EQ(got.ports[p].netvsc, want.ports[p].netvsc);
+      EXPECT_EQ(got.ports[p].uio_netvsc, want.ports[p].uio_netvsc);
     }
   }
   EXPECT_EQ(format_config(parsed), text);

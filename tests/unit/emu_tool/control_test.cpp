@@ -68,6 +68,11 @@ TEST(ControlParser, ParsesEveryCommand) {
   EXPECT_EQ(parse_ok("counters 5").kind, Kind::kCounters);
   EXPECT_EQ(parse_ok("counters 5").vf, 5u);
   EXPECT_EQ(parse_ok("live 0").kind, Kind::kLive);
+  c = parse_ok("netvsc-counters 1 2");
+  EXPECT_EQ(c.kind, Kind::kNetvscCounters);
+  EXPECT_EQ(c.vf, 1u);
+  EXPECT_EQ(c.port, 2u);
+  EXPECT_EQ(format_control_command(c), "netvsc-counters 1 2");
 
   c = parse_ok("fault 1 1 rx error-cqe 4 7");
   EXPECT_EQ(c.kind, Kind::kFault);
@@ -102,8 +107,9 @@ TEST(ControlParser, ParsesEveryCommand) {
 
 TEST(ControlParser, RejectsMalformedCommands) {
   EXPECT_EQ(parse_error(""), "empty command");
-  EXPECT_EQ(parse_error("reboot 0"),
-            "unknown command 'reboot' (netdev, remove, add, fault, counters, live)");
+  EXPECT_EQ(
+      parse_error("reboot 0"),
+      "unknown command 'reboot' (netdev, remove, add, fault, counters, live, netvsc-counters)");
   EXPECT_EQ(parse_error("netdev 0 0"), "usage: netdev <vf> <port> up|down");
   EXPECT_EQ(parse_error("netdev 0 0 sideways"), "expected up or down, got 'sideways'");
   EXPECT_EQ(parse_error("netdev x 0 up"), "bad vf 'x' (0..65535)");
@@ -302,6 +308,17 @@ TEST(ControlTargets, CountersAndLiveAreOneLineOfJson) {
   no_hooks.add_vf(0, &device);
   const std::string reply = no_hooks.handle_line("counters 0");
   EXPECT_NE(reply.find("\"sqs\":[],\"rqs\":[]}"), std::string::npos) << reply;
+  // The synthetic NIC's counters come from the hook (emu/vmbus); without one there is none.
+  EXPECT_EQ(no_hooks.handle_line("netvsc-counters 0 1"),
+            "error VF 0 port 1 has no synthetic NIC (mana-emu run --uio-netvsc)");
+  EXPECT_EQ(no_hooks.handle_line("netvsc-counters 0 2"), "error VF 0 has no port 2");
+  ControlHooks nic_hooks;
+  nic_hooks.netvsc_counters = [](uint32_t vf, uint32_t port) {
+    return "ok {\"vf\":" + std::to_string(vf) + ",\"port\":" + std::to_string(port) + "}";
+  };
+  ControlTargets with_nic(std::nullopt, nic_hooks);
+  with_nic.add_vf(0, &device);
+  EXPECT_EQ(with_nic.handle_line("netvsc-counters 0 1"), "ok {\"vf\":0,\"port\":1}");
 }
 
 TEST(ControlServer, ServesCommandsOverTheSocket) {

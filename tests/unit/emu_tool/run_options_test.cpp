@@ -153,6 +153,20 @@ TEST(RunOptions, KernelSetupFaultsAndNetvscNames) {
             "--vf 7870:00:00.0 port 0: duplicate ifname eth1");  // the VF netdev's default name
 }
 
+TEST(RunOptions, UioNetvscNamesPortsOfTheCurrentVf) {
+  const RunOptions o = parse_ok({"--vf", "7870:00:00.0", "--ports", "2", "--uio-netvsc", "1",
+                                 "--vf", "7870:00:01.0", "--uio-netvsc=0", "--", "x"});
+  ASSERT_EQ(o.config.vfs.size(), 2u);
+  EXPECT_FALSE(o.config.vfs[0].ports[0].uio_netvsc);
+  EXPECT_TRUE(o.config.vfs[0].ports[1].uio_netvsc);
+  EXPECT_TRUE(o.config.vfs[1].ports[0].uio_netvsc);
+  EXPECT_EQ(parse_error({"--uio-netvsc", "1", "--", "x"}),
+            "--vf 7870:00:00.0: --uio-netvsc 1 but the VF has 1 port(s)");
+  EXPECT_EQ(parse_error({"--netvsc", "seth0", "--uio-netvsc", "0", "--", "x"}),
+            "--vf 7870:00:00.0 port 0: a synthetic NIC is bound to hv_netvsc (netvsc) or to "
+            "uio_hv_generic (uio_netvsc), not both");
+}
+
 TEST(RunOptions, ErrorsAreOneClearLine) {
   EXPECT_EQ(parse_error({"--mac", "00:0d:3a:00:00", "--", "x"}),
             "--mac '00:0d:3a:00:00': expected a MAC address aa:bb:cc:dd:ee:ff");

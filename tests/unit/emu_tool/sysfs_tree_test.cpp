@@ -11,6 +11,7 @@
 
 #include "config/fs_util.h"
 #include "config/run_folder.h"
+#include "config/vmbus_tree.h"
 #include "temp_dir.h"
 
 namespace mana::emu {
@@ -224,6 +225,56 @@ TEST(SysfsTree, NetvscInterfaceIsPairedWithItsVfNetdevByMac) {
             dir.path() + "/sys/bus/vmbus/drivers/hv_netvsc");
   EXPECT_EQ(entries(dir.path() + "/sys/module"),
             (std::set<std::string>{"mana", "mana_ib", "ib_uverbs"}));
+}
+
+// DPDK's vmbus bus view of a synthetic NIC bound to uio_hv_generic (doc/hardware.md §11.1); a
+// device bound to hv_netvsc has the ids but no uio folder.
+TEST(SysfsTree, UioNetvscDeviceAsUioHvGenericShowsIt) {
+  testing::TempDir dir;
+  EmuConfig c = two_vf_config(dir.path(), false);
+  c.vfs[0].ports[0].netvsc = "seth1";
+  c.vfs[1].ports[0].uio_netvsc = true;
+  std::string error;
+  ASSERT_TRUE(write_sysfs_tree(c, &error)) << error;
+  const std::string devices = dir.path() + "/sys/bus/vmbus/devices";
+  const std::string kernel = devices + "/f8615163-0000-1000-8000-000000000000";
+  const std::string uio = devices + "/f8615163-0000-1000-8000-000100000000";
+  EXPECT_EQ(entries(devices), (std::set<std::string>{"f8615163-0000-1000-8000-000000000000",
+                                                     "f8615163-0000-1000-8000-000100000000"}));
+  EXPECT_EQ(read(kernel + "/class_id"), "{f8615163-df3e-46c5-913f-f2d2f965ed0e}\n");
+  EXPECT_EQ(read(kernel + "/id"), "14\n");
+  EXPECT_FALSE(is_dir(kernel + "/uio"));
+  EXPECT_EQ(read(uio + "/class_id"), "{f8615163-df3e-46c5-913f-f2d2f965ed0e}\n");
+  EXPECT_EQ(read(uio + "/device_id"), "{f8615163-0000-1000-8000-000100000000}\n");
+  EXPECT_EQ(read(uio + "/id"), "78\n");  // the second VMBus device: 14 + 64
+  EXPECT_EQ(read(uio + "/monitor_id"), "0\n");
+  EXPECT_EQ(read(uio + "/numa_node"), "0\n");
+  EXPECT_EQ(link_target(uio + "/driver"), dir.path() + "/sys/bus/vmbus/drivers/uio_hv_generic");
+  const std::string maps = uio + "/uio/uio0/maps";
+  const char* names[] = {"txrx_rings\n", "int_page\n", "monitor_page\n", "recv:925200\n",
+                         "send:925201\n"};
+  const char* sizes[] = {"0x0000000000400000\n", "0x0000000000001000\n", "0x0000000000001000\n",
+                         "0x0000000001f00000\n", "0x0000000001000000\n"};
+  const std::vector<SyntheticNic> nics = synthetic_nics(c);
+  ASSERT_EQ(nics.size(), 1u);
+  for (unsigned i = 0; i < kVmbusMaps; ++i) {
+    const std::string map = maps + "/map" + std::to_string(i);
+    EXPECT_EQ(read(map + "/name"), names[i]) << i;
+    EXPECT_EQ(read(map + "/size"), sizes[i]) << i;
+    struct stat st {};
+    ASSERT_EQ(stat(vmbus_map_file(dir.path(), nics[0], i).c_str(), &st), 0) << i;
+    EXPECT_EQ(static_cast<uint64_t>(st.st_size), vmbus_map_size(i)) << i;
+  }
+  // The primary channel: its ring file is map0; subchannels come and go with offers.
+  EXPECT_EQ(vmbus_map_file(dir.path(), nics[0], 0), uio + "/channels/78/ring");
+  EXPECT_EQ(read(uio + "/channels/78/subchannel_id"), "0\n");
+  EXPECT_TRUE(path_exists(dir.path() + "/dev/uio0"));
+  const std::string ring = offer_vmbus_subchannel(dir.path(), nics[0], 2, &error);
+  EXPECT_EQ(ring, uio + "/channels/80/ring") << error;
+  EXPECT_EQ(read(uio + "/channels/80/subchannel_id"), "2\n");
+  EXPECT_EQ(entries(uio + "/channels"), (std::set<std::string>{"78", "80"}));  // no temporary left
+  remove_vmbus_subchannels(dir.path(), nics[0]);
+  EXPECT_EQ(entries(uio + "/channels"), (std::set<std::string>{"78"}));
 }
 
 TEST(SysfsTree, MissingModulesRemoveTheirDevices) {
