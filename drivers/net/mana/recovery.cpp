@@ -14,6 +14,7 @@
 #include "ib_sysfs.h"
 #include "intr.h"
 #include "mana_log.h"
+#include "port_owner.h"
 #include "mp.h"
 #include "mtu.h"
 #include "priv.h"
@@ -51,13 +52,6 @@ void schedule(uint16_t port_id, uint64_t us) {
   if (int rc = rte_eal_alarm_set(us, step, arg_of(port_id)); rc != 0)
     MANA_DRV_LOG(ERR, "port %u: cannot schedule the recovery from the VF removal: %s", port_id,
                  strerror(-rc));
-}
-
-// Another driver (DPDK's netvsc PMD, failsafe, bonding) took the port with rte_eth_dev_owner_set
-// and handles its removal itself: it is told at once.
-bool owned_by_another_driver(uint16_t port_id) {
-  rte_eth_dev_owner owner{};
-  return rte_eth_dev_owner_get(port_id, &owner) == 0 && owner.id != RTE_ETH_DEV_NO_OWNER;
 }
 
 // RTE_ETH_EVENT_INTR_RMV tells the application that the device is gone for good: testpmd and Open
