@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Host-to-guest packets (doc/hardware.md §11.3): written at once when the ring has room, else kept
+// Host-to-guest packets (doc/hardware.md §11.10): written at once when the ring has room, else kept
 // per channel in order and written by poll(); nothing the guest waits for is ever lost.
 #include <cstring>
 
