@@ -44,8 +44,8 @@ TEST_F(HostTest, GpaTxAcrossPagesWithChecksumAndVlan) {
   auto f = frame_of(300, 4);
   f[14 + 10] = f[14 + 11] = 0;  // the IPv4 header checksum is the host's to fill
   const uint32_t csum = ndis::kTxCsumIpv4 | ndis::kTxCsumIp;
-  const uint32_t vlan = (5u << 4) | 3u;               // VLAN 5, priority 3
-  guest->send_gpa(1 - 1, f, 0x77, csum, vlan, 4000);  // data in two pages
+  const uint32_t vlan = (5u << 4) | 3u;           // VLAN 5, priority 3
+  guest->send_gpa(0, f, 0x77, csum, vlan, 4000);  // data in two pages
   ASSERT_EQ(hooks.frames.size(), 1u);
   const auto& out = hooks.frames[0];
   ASSERT_EQ(out.size(), f.size() + 4);
