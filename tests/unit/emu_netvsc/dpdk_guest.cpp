@@ -31,7 +31,7 @@ void append(std::vector<uint8_t>& out, const T& v) {
 // The RNDIS packet message DPDK's hn_encap builds: HASHVAL (queue id) always, then CSUM or VLAN.
 std::vector<uint8_t> encap(unsigned queue, std::span<const uint8_t> frame,
                            std::optional<uint32_t> csum, std::optional<uint32_t> vlan,
-                           bool with_data) {
+                           bool with_data, std::optional<uint32_t> lso = {}) {
   std::vector<uint8_t> ppi;
   auto add = [&](uint32_t type, uint32_t v) {
     append(ppi, rndis::PacketInfo{16, type, 12});
@@ -39,7 +39,10 @@ std::vector<uint8_t> encap(unsigned queue, std::span<const uint8_t> frame,
   };
   add(rndis::kPpiHashValue, queue);
   if (vlan) add(rndis::kPpiVlan, *vlan);
-  if (csum) add(rndis::kPpiChecksum, *csum);
+  if (lso)
+    add(rndis::kPpiLso, *lso);
+  else if (csum)
+    add(rndis::kPpiChecksum, *csum);
   rndis::PacketMsg m{};
   m.type = rndis::kPacketMsg;
   const uint32_t hlen = sizeof(m) + static_cast<uint32_t>(ppi.size());
@@ -310,8 +313,8 @@ void DpdkGuest::send_chimney(unsigned channel, uint32_t section,
 
 void DpdkGuest::send_gpa(unsigned channel, std::span<const uint8_t> frame, uint64_t xact_id,
                          std::optional<uint32_t> csum_info, std::optional<uint32_t> vlan_info,
-                         uint32_t data_page_offset) {
-  auto hdr = encap(channel, frame, csum_info, vlan_info, false);
+                         uint32_t data_page_offset, std::optional<uint32_t> lso_info) {
+  auto hdr = encap(channel, frame, csum_info, vlan_info, false, lso_info);
   std::vector<GpaRange> ranges;
   const uint64_t h = mem_.alloc(static_cast<uint32_t>(hdr.size()), 128);
   std::memcpy(mem_.at(h), hdr.data(), hdr.size());

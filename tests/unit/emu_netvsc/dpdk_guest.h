@@ -60,7 +60,7 @@ class DpdkGuest {
                     std::span<const uint32_t> csum_info = {});
   void send_gpa(unsigned channel, std::span<const uint8_t> frame, uint64_t xact_id,
                 std::optional<uint32_t> csum_info = {}, std::optional<uint32_t> vlan_info = {},
-                uint32_t data_page_offset = 4000);
+                uint32_t data_page_offset = 4000, std::optional<uint32_t> lso_info = {});
 
   // hn_process_events on one channel: completions, RXBUF packets (acked unless holding), notes.
   void process_events(unsigned channel);
