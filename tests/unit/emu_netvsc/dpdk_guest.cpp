@@ -200,25 +200,28 @@ std::vector<uint8_t> DpdkGuest::rndis_exec(std::vector<uint8_t> msg, bool expect
   return pending_rndis_;
 }
 
+// A QUERY or SET request with its info buffer right after the header (hn_rndis_query/_set).
+std::vector<uint8_t> DpdkGuest::oid_request(uint32_t type, uint32_t oid,
+                                            std::span<const uint8_t> info, uint32_t* rid) {
+  *rid = ++next_rid_;
+  const uint32_t n = static_cast<uint32_t>(info.size());
+  const rndis::QueryReq req{type, static_cast<uint32_t>(sizeof(rndis::QueryReq)) + n, *rid, oid,
+                            n,    sizeof(rndis::QueryReq) - rndis::kInfoOffsetBase,   0};
+  std::vector<uint8_t> msg;
+  append(msg, req);
+  msg.insert(msg.end(), info.begin(), info.end());
+  return rndis_exec(msg);
+}
+
 std::optional<std::vector<uint8_t>> DpdkGuest::rndis_query(uint32_t oid,
                                                            std::span<const uint8_t> in,
                                                            uint32_t odlen) {
-  rndis::QueryReq req{rndis::kQueryMsg,
-                      0,
-                      ++next_rid_,
-                      oid,
-                      static_cast<uint32_t>(in.size()),
-                      sizeof(rndis::QueryReq) - rndis::kInfoOffsetBase,
-                      0};
-  req.len = sizeof(req) + static_cast<uint32_t>(in.size());
-  std::vector<uint8_t> msg;
-  append(msg, req);
-  msg.insert(msg.end(), in.begin(), in.end());
-  auto c = rndis_exec(msg);
+  uint32_t rid;
+  auto c = oid_request(rndis::kQueryMsg, oid, in, &rid);
   const uint32_t comp_len = sizeof(rndis::QueryComp) + odlen;
   c.resize(std::max<size_t>(c.size(), sizeof(rndis::QueryComp)));
   auto qc = load<rndis::QueryComp>(c);
-  if (qc.type != (rndis::kQueryMsg | rndis::kCompletionBit) || qc.rid != req.rid) {
+  if (qc.type != (rndis::kQueryMsg | rndis::kCompletionBit) || qc.rid != rid) {
     ADD_FAILURE() << "RNDIS query " << std::hex << oid << ": completion type " << qc.type << " rid "
                   << qc.rid;
     return std::nullopt;
@@ -235,23 +238,13 @@ std::optional<std::vector<uint8_t>> DpdkGuest::rndis_query(uint32_t oid,
 }
 
 bool DpdkGuest::rndis_set(uint32_t oid, std::span<const uint8_t> data) {
-  rndis::QueryReq req{rndis::kSetMsg,
-                      0,
-                      ++next_rid_,
-                      oid,
-                      static_cast<uint32_t>(data.size()),
-                      sizeof(rndis::QueryReq) - rndis::kInfoOffsetBase,
-                      0};
-  req.len = sizeof(req) + static_cast<uint32_t>(data.size());
-  std::vector<uint8_t> msg;
-  append(msg, req);
-  msg.insert(msg.end(), data.begin(), data.end());
-  auto c = rndis_exec(msg);
+  uint32_t rid;
+  auto c = oid_request(rndis::kSetMsg, oid, data, &rid);
   c.resize(std::max<size_t>(c.size(), sizeof(rndis::SetComp)));
   auto sc = load<rndis::SetComp>(c);
   EXPECT_EQ(sc.type, rndis::kSetMsg | rndis::kCompletionBit);
-  EXPECT_EQ(sc.rid, req.rid);
-  return sc.type == (rndis::kSetMsg | rndis::kCompletionBit) && sc.rid == req.rid &&
+  EXPECT_EQ(sc.rid, rid);
+  return sc.type == (rndis::kSetMsg | rndis::kCompletionBit) && sc.rid == rid &&
          sc.status == rndis::kStatusSuccess;
 }
 

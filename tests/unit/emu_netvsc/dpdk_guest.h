@@ -87,6 +87,8 @@ class DpdkGuest {
   NetvspHost& host_;
   FakeMemory& mem_;
   FakeHooks& hooks_;
+  std::vector<uint8_t> oid_request(uint32_t type, uint32_t oid, std::span<const uint8_t> info,
+                                   uint32_t* rid);
   void rndis_receive(unsigned channel, uint64_t section, std::span<const uint8_t> msg);
 };
 

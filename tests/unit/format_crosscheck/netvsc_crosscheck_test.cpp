@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <map>
+#include <span>
 #include <string>
 
 #include "dpdk_netvsc.h"
@@ -412,43 +413,44 @@ const std::map<std::string, uint64_t> kOurConstants = {
     {"NDIS_VLAN_INFO_MAKE(0xabc,5,1)", 0},
 };
 
-TEST(NetvscCrosscheck, EveryLayoutMatchesDpdkFieldByField) {
+// Calls `check` with each DPDK entry and our counterpart, by name; an entry only one side has
+// fails.
+template <class Entry, class Ours, class Check>
+void match_by_name(std::span<const Entry> dpdk, const Ours& ours, Check check) {
   size_t matched = 0;
-  for (size_t i = 0; i < dpdk_netvsc_field_count; ++i) {
-    const netvsc_field& d = dpdk_netvsc_fields[i];
-    const auto it = kOurs.find(d.name);
-    if (it == kOurs.end()) {
+  for (const Entry& d : dpdk) {
+    const auto it = ours.find(d.name);
+    if (it == ours.end()) {
       ADD_FAILURE() << d.name << ": DPDK defines it, we do not check it";
       continue;
     }
     ++matched;
-    EXPECT_EQ(it->second.offset, d.offset) << d.name << " offset";
-    // A flexible array (size 0 in DPDK) has no size of its own to compare.
-    if (d.size != 0) {
-      EXPECT_EQ(it->second.size, d.size) << d.name << " size";
-    }
+    check(d, it->second);
   }
-  EXPECT_EQ(matched, kOurs.size()) << "we check a layout DPDK's table does not list";
+  EXPECT_EQ(matched, ours.size()) << "we check an entry DPDK's table does not list";
+}
+
+TEST(NetvscCrosscheck, EveryLayoutMatchesDpdkFieldByField) {
+  match_by_name(std::span(dpdk_netvsc_fields, dpdk_netvsc_field_count), kOurs,
+                [](const netvsc_field& d, const Layout& ours) {
+                  EXPECT_EQ(ours.offset, d.offset) << d.name << " offset";
+                  // A flexible array (size 0 in DPDK) has no size of its own to compare.
+                  if (d.size != 0) {
+                    EXPECT_EQ(ours.size, d.size) << d.name << " size";
+                  }
+                });
 }
 
 TEST(NetvscCrosscheck, EveryConstantMatchesDpdk) {
-  size_t matched = 0;
-  for (size_t i = 0; i < dpdk_netvsc_constant_count; ++i) {
-    const netvsc_constant& d = dpdk_netvsc_constants[i];
-    const auto it = kOurConstants.find(d.name);
-    if (it == kOurConstants.end()) {
-      ADD_FAILURE() << d.name << ": DPDK defines it, we do not check it";
-      continue;
-    }
-    ++matched;
-    if (std::string(d.name) == "NDIS_VLAN_INFO_MAKE(0xabc,5,1)") {
-      EXPECT_EQ(ndis::vlan_info_to_tci(static_cast<uint32_t>(d.value)),
-                (5u << 13) | (1u << 12) | 0xabc);
-      continue;
-    }
-    EXPECT_EQ(it->second, d.value) << d.name;
-  }
-  EXPECT_EQ(matched, kOurConstants.size());
+  match_by_name(std::span(dpdk_netvsc_constants, dpdk_netvsc_constant_count), kOurConstants,
+                [](const netvsc_constant& d, uint64_t ours) {
+                  if (std::string(d.name) == "NDIS_VLAN_INFO_MAKE(0xabc,5,1)") {
+                    EXPECT_EQ(ndis::vlan_info_to_tci(static_cast<uint32_t>(d.value)),
+                              (5u << 13) | (1u << 12) | 0xabc);
+                    return;
+                  }
+                  EXPECT_EQ(ours, d.value) << d.name;
+                });
 }
 
 }  // namespace
