@@ -12,11 +12,11 @@ extern "C" {
 #endif
 
 struct netvsc_field { /* "struct.field" or "struct" (then offset 0, size = sizeof) */
-  const char *name;
+  const char* name;
   size_t offset, size;
 };
 struct netvsc_constant {
-  const char *name;
+  const char* name;
   uint64_t value;
 };
 extern const struct netvsc_field dpdk_netvsc_fields[];
