@@ -76,7 +76,7 @@ def test_azure_line_netvsc_port_with_our_vf():
     expect(status == 0, f"testpmd exited {status}", p)
 
 
-def l3fwd():
+def l3fwd(rx_queues=1):
     """DPDK's l3fwd on the netvsc port (l2fwd refuses a port id above the number of ports the
     application sees, and the VF owned by netvsc is port 0). The frames' destination misses
     l3fwd's route table, so it sends them back out of the netvsc port with its MAC as source."""
@@ -86,7 +86,8 @@ def l3fwd():
     app = out.stdout.strip().splitlines()[-1]
     p = Program([*emu_run(["--uio-netvsc", "0", "--wire", f"tap:{TAP}"]), "--", app, "-l", "0",
                  "--file-prefix", "mana-netvsc", "--huge-unlink", *harness.pmd_args(), "--",
-                 "-p", f"{1 << NETVSC_PORT:#x}", f"--config=({NETVSC_PORT},0,0)", "--parse-ptype"])
+                 "-p", f"{1 << NETVSC_PORT:#x}", "--parse-ptype",
+                 "--config=" + ",".join(f"({NETVSC_PORT},{q},0)" for q in range(rx_queues))])
     p.wait_for(r"Port %d Link up" % NETVSC_PORT, timeout=60)
     bring_up(TAP)
     return p
@@ -123,6 +124,22 @@ def test_l3fwd_unicast_on_vf_broadcast_on_synthetic():
     expect(status == 0, f"l3fwd exited {status}", p)
 
 
+def test_l3fwd_four_rx_queues_over_subchannels():
+    """Four RX queues: net_netvsc asks the host for three subchannels (their ring files appear in
+    the uio view) and spreads its queues over them; our VF gets four RX queues."""
+    p = l3fwd(rx_queues=4)
+    nic = netvsc_counters(p)
+    expect(nic["channels"] == 4, f"primary + 3 subchannels: {nic}")
+    before_vf = vf_counters(p)
+    bounce(b"mq-uni", 64)
+    bounce(b"mq-bcast", 32, dst="ff:ff:ff:ff:ff:ff")
+    vf, nic = vf_counters(p), netvsc_counters(p)
+    expect(vf["rx_frames"] - before_vf["rx_frames"] == 64, f"VF RX: {before_vf} -> {vf}")
+    expect(nic["rx_packets"] == 32, f"synthetic RX over the four channels: {nic}")
+    status = p.stop()
+    expect(status == 0, f"l3fwd exited {status}", p)
+
+
 def test_vf_removed_and_readded_while_forwarding():
     p = l3fwd()
     bounce(b"before", 20)
@@ -150,4 +167,5 @@ def test_vf_removed_and_readded_while_forwarding():
 if __name__ == "__main__":
     harness.main([test_azure_line_netvsc_port_with_our_vf,
                   test_l3fwd_unicast_on_vf_broadcast_on_synthetic,
+                  test_l3fwd_four_rx_queues_over_subchannels,
                   test_vf_removed_and_readded_while_forwarding])
