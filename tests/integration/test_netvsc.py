@@ -6,8 +6,8 @@ uio_hv_generic, doc/emulator.md "The synthetic NIC") with our net_mana as its VF
 
 - Azure's documented testpmd line: net_netvsc probes the synthetic NIC, finds our port by MAC,
   takes it as its VF and switches the data path to it. (22.11's testpmd forwards nothing over a
-  netvsc port: net_netvsc 22.11 never marks its queues started, fixed in 23.11; the notes in
-  doc/guide.md. Traffic is therefore shown with l3fwd.)
+  netvsc port: net_netvsc 22.11 never marks its queues started, fixed in 23.11; doc/emulator.md
+  "The synthetic NIC". Traffic is therefore shown with l3fwd.)
 - DPDK's l3fwd on the netvsc port over a TAP wire: unicast frames for the MAC go through our VF
   (RX and TX), broadcast frames stay on the synthetic path (RX) and leave through our VF, with
   exact counts from the frames captured, the emulator's VF counters and the synthetic NIC's counters.
