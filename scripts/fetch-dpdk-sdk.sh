@@ -23,7 +23,11 @@ fi
 version=$(dpkg-query -W -f='${Version}' libdpdk-dev 2>/dev/null) || die "libdpdk-dev is not installed"
 upstream=${version%-*}; upstream=${upstream#*:}
 dest="$top/.deps/dpdk-sdk/$upstream/include"
-if [ -f "$dest/.complete" ]; then
+# Besides the headers: the sources the format cross-checks compile against (net/mana; net/netvsc and
+# bus/vmbus for the synthetic NIC's messages, doc/hardware.md §11).
+sources=(drivers/bus/pci drivers/net/mana drivers/net/netvsc drivers/bus/vmbus)
+have_sources() { ls "$top"/.deps/src/dpdk*-"$upstream"/drivers/net/netvsc/hn_nvs.h >/dev/null 2>&1; }
+if [ -f "$dest/.complete" ] && have_sources; then
   exit 0
 fi
 
@@ -50,8 +54,17 @@ fi
 tarball=$(ls dpdk_"$upstream".orig.tar.* | head -n 1)
 # (tar is cut off by head: its SIGPIPE is expected)
 prefix=$( (tar -tf "$tarball" 2>/dev/null || true) | head -n 1 | cut -d/ -f1)
+if [ -f "$dest/.complete" ]; then
+  # Headers in place from an earlier run that unpacked fewer sources: add the missing folders.
+  tar -xf "$tarball" --wildcards "$prefix/drivers/net/netvsc/*" "$prefix/drivers/bus/vmbus/*" \
+    || die "cannot unpack $tarball"
+  echo "fetch-dpdk-sdk: DPDK $upstream's netvsc and vmbus sources in .deps/src/$prefix"
+  exit 0
+fi
 rm -rf "$prefix"
-tar -xf "$tarball" --wildcards "$prefix/lib/*" "$prefix/drivers/bus/pci/*" "$prefix/drivers/net/mana/*" \
+patterns=("$prefix/lib/*")
+for d in "${sources[@]}"; do patterns+=("$prefix/$d/*"); done
+tar -xf "$tarball" --wildcards "${patterns[@]}" \
   || die "cannot unpack $tarball"
 
 mkdir -p "$dest"

@@ -70,7 +70,8 @@ struct NetvspHost::State {
 
   std::vector<std::deque<Outbound>> pending;  // per channel
   std::vector<uint8_t> tx_scratch;            // a GPA packet's ranges gathered
-  std::vector<uint8_t> frame_scratch;         // a frame with its VLAN tag or segment built
+  std::vector<uint8_t> frame_scratch;         // a frame with its checksums or VLAN tag
+  std::vector<uint8_t> segment_scratch;       // one LSO segment
 
   uint32_t reply_size() const;  // an NVS reply's padded size for the session's version
 };

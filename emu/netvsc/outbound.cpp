@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Host-to-guest packets (doc/hardware.md §11.3): written at once when the ring has room, else kept
+// Host-to-guest packets (doc/hardware.md §11.10): written at once when the ring has room, else kept
 // per channel in order and written by poll(); nothing the guest waits for is ever lost.
+#include <cstdio>
 #include <cstring>
 
 #include "netvsc/netvsp_state.h"
@@ -29,6 +30,14 @@ std::span<const uint8_t> rxbuf_nvs_message(const NetvspHost::State& s, uint32_t 
 // False when no section is free or the ring is full (nothing was sent, the section is free).
 bool try_rndis_message(NetvspHost::State& s, std::span<const uint8_t> message) {
   HostChannel* ch = s.hooks.channel(0);
+  if (message.size() > s.sections.section_size()) {
+    // Kept from a session whose sections were larger: it cannot be sent any more.
+    std::fprintf(stderr,
+                 "mana-emu: netvsc: dropped a %zu-byte RNDIS message kept for %u-byte "
+                 "receive sections\n",
+                 message.size(), s.sections.section_size());
+    return s.sections.section_size() != 0;  // without sections it waits for a connect
+  }
   const uint32_t id = s.sections.allocate();
   if (id == ReceiveSections::kNone) return false;
   const uint32_t offset = id * s.sections.section_size();

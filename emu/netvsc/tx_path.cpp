@@ -49,7 +49,10 @@ bool transmit_one(NetvspHost::State& s, std::span<const uint8_t> frame, const Tx
     t.header_len = t.transport_offset + ((frame[t.transport_offset + 12] >> 4) * 4u);
     if (!tso_headers_ok(frame.data(), len, t)) return false;
     const uint32_t n = tso_segment_count(len, t);
-    std::vector<uint8_t> seg(tso_max_segment_len(len, t) + kVlanTagLen);
+    // Grows once to the largest segment; no allocation per packet after that.
+    std::vector<uint8_t>& seg = s.segment_scratch;
+    if (seg.size() < tso_max_segment_len(len, t) + kVlanTagLen)
+      seg.resize(tso_max_segment_len(len, t) + kVlanTagLen);
     for (uint32_t i = 0; i < n; ++i) {
       const uint32_t l = tso_build_segment(frame.data(), len, t, i, seg.data());
       emit(s, seg.data(), l, r);

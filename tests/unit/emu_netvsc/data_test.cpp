@@ -44,8 +44,8 @@ TEST_F(HostTest, GpaTxAcrossPagesWithChecksumAndVlan) {
   auto f = frame_of(300, 4);
   f[14 + 10] = f[14 + 11] = 0;  // the IPv4 header checksum is the host's to fill
   const uint32_t csum = ndis::kTxCsumIpv4 | ndis::kTxCsumIp;
-  const uint32_t vlan = (5u << 4) | 3u;               // VLAN 5, priority 3
-  guest->send_gpa(1 - 1, f, 0x77, csum, vlan, 4000);  // data in two pages
+  const uint32_t vlan = (5u << 4) | 3u;           // VLAN 5, priority 3
+  guest->send_gpa(0, f, 0x77, csum, vlan, 4000);  // data in two pages
   ASSERT_EQ(hooks.frames.size(), 1u);
   const auto& out = hooks.frames[0];
   ASSERT_EQ(out.size(), f.size() + 4);
@@ -58,6 +58,28 @@ TEST_F(HostTest, GpaTxAcrossPagesWithChecksumAndVlan) {
   guest->process_events(0);
   ASSERT_EQ(guest->tx_done.size(), 1u);
   EXPECT_EQ(guest->tx_done[0].xact_id, 0x77u);
+}
+
+TEST_F(HostTest, LsoPacketIsSegmentedAtTheMss) {
+  start_and_probe();
+  auto f = frame_of(14 + 20 + 20 + 2500, 5);
+  const uint32_t lso = 1000u | (34u << 20) | 0x40000000u;  // MSS 1000, TCP at 34, LSOv2 (IPv4)
+  guest->send_gpa(0, f, 0x55, std::nullopt, std::nullopt, 100, lso);
+  ASSERT_EQ(hooks.frames.size(), 3u);
+  EXPECT_EQ(hooks.frames[0].size(), 54u + 1000);
+  EXPECT_EQ(hooks.frames[1].size(), 54u + 1000);
+  EXPECT_EQ(hooks.frames[2].size(), 54u + 500);
+  for (size_t i = 0; i < 3; ++i) {
+    const uint8_t* tcp = hooks.frames[i].data() + 34;
+    const uint32_t seq = (tcp[4] << 24) | (tcp[5] << 16) | (tcp[6] << 8) | tcp[7];
+    EXPECT_EQ(seq, i * 1000) << "segment " << i;
+    EXPECT_TRUE(
+        std::equal(hooks.frames[i].begin() + 54, hooks.frames[i].end(), f.begin() + 54 + i * 1000));
+  }
+  guest->process_events(0);
+  ASSERT_EQ(guest->tx_done.size(), 1u);
+  EXPECT_EQ(guest->tx_done[0].status, nvsp::kStatusOk);
+  EXPECT_EQ(host->counters().tx_packets, 1u);  // one RNDIS packet from the guest
 }
 
 TEST_F(HostTest, RxFrameLandsInASectionWithChecksumInfo) {

@@ -31,7 +31,7 @@ void append(std::vector<uint8_t>& out, const T& v) {
 // The RNDIS packet message DPDK's hn_encap builds: HASHVAL (queue id) always, then CSUM or VLAN.
 std::vector<uint8_t> encap(unsigned queue, std::span<const uint8_t> frame,
                            std::optional<uint32_t> csum, std::optional<uint32_t> vlan,
-                           bool with_data) {
+                           bool with_data, std::optional<uint32_t> lso = {}) {
   std::vector<uint8_t> ppi;
   auto add = [&](uint32_t type, uint32_t v) {
     append(ppi, rndis::PacketInfo{16, type, 12});
@@ -39,7 +39,10 @@ std::vector<uint8_t> encap(unsigned queue, std::span<const uint8_t> frame,
   };
   add(rndis::kPpiHashValue, queue);
   if (vlan) add(rndis::kPpiVlan, *vlan);
-  if (csum) add(rndis::kPpiChecksum, *csum);
+  if (lso)
+    add(rndis::kPpiLso, *lso);
+  else if (csum)
+    add(rndis::kPpiChecksum, *csum);
   rndis::PacketMsg m{};
   m.type = rndis::kPacketMsg;
   const uint32_t hlen = sizeof(m) + static_cast<uint32_t>(ppi.size());
@@ -197,25 +200,28 @@ std::vector<uint8_t> DpdkGuest::rndis_exec(std::vector<uint8_t> msg, bool expect
   return pending_rndis_;
 }
 
+// A QUERY or SET request with its info buffer right after the header (hn_rndis_query/_set).
+std::vector<uint8_t> DpdkGuest::oid_request(uint32_t type, uint32_t oid,
+                                            std::span<const uint8_t> info, uint32_t* rid) {
+  *rid = ++next_rid_;
+  const uint32_t n = static_cast<uint32_t>(info.size());
+  const rndis::QueryReq req{type, static_cast<uint32_t>(sizeof(rndis::QueryReq)) + n, *rid, oid,
+                            n,    sizeof(rndis::QueryReq) - rndis::kInfoOffsetBase,   0};
+  std::vector<uint8_t> msg;
+  append(msg, req);
+  msg.insert(msg.end(), info.begin(), info.end());
+  return rndis_exec(msg);
+}
+
 std::optional<std::vector<uint8_t>> DpdkGuest::rndis_query(uint32_t oid,
                                                            std::span<const uint8_t> in,
                                                            uint32_t odlen) {
-  rndis::QueryReq req{rndis::kQueryMsg,
-                      0,
-                      ++next_rid_,
-                      oid,
-                      static_cast<uint32_t>(in.size()),
-                      sizeof(rndis::QueryReq) - rndis::kInfoOffsetBase,
-                      0};
-  req.len = sizeof(req) + static_cast<uint32_t>(in.size());
-  std::vector<uint8_t> msg;
-  append(msg, req);
-  msg.insert(msg.end(), in.begin(), in.end());
-  auto c = rndis_exec(msg);
+  uint32_t rid;
+  auto c = oid_request(rndis::kQueryMsg, oid, in, &rid);
   const uint32_t comp_len = sizeof(rndis::QueryComp) + odlen;
   c.resize(std::max<size_t>(c.size(), sizeof(rndis::QueryComp)));
   auto qc = load<rndis::QueryComp>(c);
-  if (qc.type != (rndis::kQueryMsg | rndis::kCompletionBit) || qc.rid != req.rid) {
+  if (qc.type != (rndis::kQueryMsg | rndis::kCompletionBit) || qc.rid != rid) {
     ADD_FAILURE() << "RNDIS query " << std::hex << oid << ": completion type " << qc.type << " rid "
                   << qc.rid;
     return std::nullopt;
@@ -232,23 +238,13 @@ std::optional<std::vector<uint8_t>> DpdkGuest::rndis_query(uint32_t oid,
 }
 
 bool DpdkGuest::rndis_set(uint32_t oid, std::span<const uint8_t> data) {
-  rndis::QueryReq req{rndis::kSetMsg,
-                      0,
-                      ++next_rid_,
-                      oid,
-                      static_cast<uint32_t>(data.size()),
-                      sizeof(rndis::QueryReq) - rndis::kInfoOffsetBase,
-                      0};
-  req.len = sizeof(req) + static_cast<uint32_t>(data.size());
-  std::vector<uint8_t> msg;
-  append(msg, req);
-  msg.insert(msg.end(), data.begin(), data.end());
-  auto c = rndis_exec(msg);
+  uint32_t rid;
+  auto c = oid_request(rndis::kSetMsg, oid, data, &rid);
   c.resize(std::max<size_t>(c.size(), sizeof(rndis::SetComp)));
   auto sc = load<rndis::SetComp>(c);
   EXPECT_EQ(sc.type, rndis::kSetMsg | rndis::kCompletionBit);
-  EXPECT_EQ(sc.rid, req.rid);
-  return sc.type == (rndis::kSetMsg | rndis::kCompletionBit) && sc.rid == req.rid &&
+  EXPECT_EQ(sc.rid, rid);
+  return sc.type == (rndis::kSetMsg | rndis::kCompletionBit) && sc.rid == rid &&
          sc.status == rndis::kStatusSuccess;
 }
 
@@ -310,8 +306,8 @@ void DpdkGuest::send_chimney(unsigned channel, uint32_t section,
 
 void DpdkGuest::send_gpa(unsigned channel, std::span<const uint8_t> frame, uint64_t xact_id,
                          std::optional<uint32_t> csum_info, std::optional<uint32_t> vlan_info,
-                         uint32_t data_page_offset) {
-  auto hdr = encap(channel, frame, csum_info, vlan_info, false);
+                         uint32_t data_page_offset, std::optional<uint32_t> lso_info) {
+  auto hdr = encap(channel, frame, csum_info, vlan_info, false, lso_info);
   std::vector<GpaRange> ranges;
   const uint64_t h = mem_.alloc(static_cast<uint32_t>(hdr.size()), 128);
   std::memcpy(mem_.at(h), hdr.data(), hdr.size());

@@ -60,7 +60,7 @@ class DpdkGuest {
                     std::span<const uint32_t> csum_info = {});
   void send_gpa(unsigned channel, std::span<const uint8_t> frame, uint64_t xact_id,
                 std::optional<uint32_t> csum_info = {}, std::optional<uint32_t> vlan_info = {},
-                uint32_t data_page_offset = 4000);
+                uint32_t data_page_offset = 4000, std::optional<uint32_t> lso_info = {});
 
   // hn_process_events on one channel: completions, RXBUF packets (acked unless holding), notes.
   void process_events(unsigned channel);
@@ -87,6 +87,8 @@ class DpdkGuest {
   NetvspHost& host_;
   FakeMemory& mem_;
   FakeHooks& hooks_;
+  std::vector<uint8_t> oid_request(uint32_t type, uint32_t oid, std::span<const uint8_t> info,
+                                   uint32_t* rid);
   void rndis_receive(unsigned channel, uint64_t section, std::span<const uint8_t> msg);
 };
 

@@ -37,6 +37,13 @@ TEST_F(HostTest, ProbeAnswersEveryStepAsDpdkChecks) {
 TEST_F(HostTest, RepliesArePaddedToTheVersionsPacketSize) {
   start();
   ASSERT_EQ(guest->probe(), nvsp::kVersion61);
+  // Before INIT the session's packet size is version 1's (28 bytes), from 6.1 on 40 (OpenVMM).
+  host->reset();
+  const nvsp::Init init{nvsp::kTypeInit, nvsp::kVersion61, nvsp::kVersion61, {}};
+  EXPECT_EQ(guest->nvs_execute(bytes(init), nvsp::kTypeInitResp, 16).size(), 28u);
+  const nvsp::BufferConn chim{
+      nvsp::kTypeChimConn, mem.send_buffer_gpadl(), nvsp::kChimneySignature, {}};
+  EXPECT_EQ(guest->nvs_execute(bytes(chim), nvsp::kTypeChimConnResp, 12).size(), 40u);
   const nvsp::SubchReq req{nvsp::kTypeSubchannel, nvsp::kSubchannelAllocate, 1, {}};
   auto r = guest->nvs_execute(bytes(req), nvsp::kTypeSubchannel, sizeof(nvsp::SubchResp));
   EXPECT_EQ(r.size(), 40u);  // DPDK needs all 40 bytes of SUBCH_RESP

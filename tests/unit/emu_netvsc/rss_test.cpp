@@ -62,7 +62,8 @@ TEST_F(HostTest, SubchannelsAndRssSpreadFramesByToeplitz) {
 
 TEST_F(HostTest, RssDisabledKeepsEverythingOnThePrimary) {
   start_and_probe();
-  ASSERT_TRUE(guest->configure_queues(4, kKey, 0));  // hash types 0: the enable leaves it off?
+  // Enabled with no hash type: nothing is hashed, everything stays on queue 0.
+  ASSERT_TRUE(guest->configure_queues(4, kKey, 0));
   for (uint16_t port = 1; port <= 16; ++port)
     ASSERT_TRUE(host->deliver_frame(tcp_frame(kMac, port, 9)));
   guest->poll_all();

@@ -19,6 +19,15 @@ Note note(const HostPacket& p) {
   return n;
 }
 
+// Probe and start, a VF with `serial` announced, the guest's data path on it, then the VF removed.
+void remove_vf_in_use(NetvspHost& host, DpdkGuest& guest, uint32_t serial) {
+  host.set_vf_available(true, serial);
+  guest.poll_all();
+  guest.set_datapath(nvsp::kDatapathVf);
+  guest.notes.clear();
+  host.set_vf_available(false, serial);
+}
+
 TEST_F(HostTest, VfAssocWaitsForRndisAndNeverInterleavesWithNvsReplies) {
   start();
   host->set_vf_available(true, 7);
@@ -86,11 +95,7 @@ TEST_F(HostTest, SetDatapathToAMissingVfStaysSynthetic) {
 
 TEST_F(HostTest, VfRemovalSwitchesBackAndAnnounces) {
   start_and_probe();
-  host->set_vf_available(true, 3);
-  guest->poll_all();
-  guest->set_datapath(nvsp::kDatapathVf);
-  guest->notes.clear();
-  host->set_vf_available(false, 3);
+  remove_vf_in_use(*host, *guest, 3);
   EXPECT_FALSE(host->steer_to_vf(tcp_frame(kMac, 1, 2)));
   guest->poll_all();
   ASSERT_EQ(guest->notes.size(), 2u);
@@ -105,11 +110,7 @@ TEST_F(HostTest, VfRemovalSwitchesBackAndAnnounces) {
 TEST_F(HostTest, VfRemovalWithoutHostSwitchOnlyAnnounces) {
   config.switch_back_on_vf_removal = false;
   start_and_probe();
-  host->set_vf_available(true, 3);
-  guest->poll_all();
-  guest->set_datapath(nvsp::kDatapathVf);
-  guest->notes.clear();
-  host->set_vf_available(false, 3);
+  remove_vf_in_use(*host, *guest, 3);
   guest->poll_all();
   ASSERT_EQ(guest->notes.size(), 1u);
   EXPECT_EQ(note(guest->notes[0]).type, nvsp::kTypeVfAssoc);
