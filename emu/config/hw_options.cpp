@@ -141,6 +141,43 @@ constexpr HwOption kOptions[] = {
        return true;
      },
      [](const HwBehaviour& hw) { return std::string(hw.tso_fixed_ip_id ? "fixed" : "increment"); }},
+    {"netvsc-datapath-completion", "as-requested|never|always",
+     [](std::string_view v, HwBehaviour* hw) {
+       using C = HwBehaviour::NetvscCompletion;
+       if (v == "as-requested")
+         hw->netvsc_datapath_completion = C::kAsRequested;
+       else if (v == "never")
+         hw->netvsc_datapath_completion = C::kNever;
+       else if (v == "always")
+         hw->netvsc_datapath_completion = C::kAlways;
+       else
+         return false;
+       return true;
+     },
+     [](const HwBehaviour& hw) {
+       using C = HwBehaviour::NetvscCompletion;
+       return std::string(hw.netvsc_datapath_completion == C::kAsRequested ? "as-requested"
+                          : hw.netvsc_datapath_completion == C::kNever     ? "never"
+                                                                           : "always");
+     }},
+    {"netvsc-vfassoc", "rndis-init|packet-filter",
+     [](std::string_view v, HwBehaviour* hw) {
+       if (v != "rndis-init" && v != "packet-filter") return false;
+       hw->netvsc_vfassoc_at_filter = v == "packet-filter";
+       return true;
+     },
+     [](const HwBehaviour& hw) {
+       return std::string(hw.netvsc_vfassoc_at_filter ? "packet-filter" : "rndis-init");
+     }},
+    {"netvsc-group-frames", "synthetic|vf",
+     [](std::string_view v, HwBehaviour* hw) {
+       if (v != "synthetic" && v != "vf") return false;
+       hw->netvsc_group_frames_vf = v == "vf";
+       return true;
+     },
+     [](const HwBehaviour& hw) {
+       return std::string(hw.netvsc_group_frames_vf ? "vf" : "synthetic");
+     }},
 };
 
 std::string keys() {

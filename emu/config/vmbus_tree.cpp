@@ -176,7 +176,7 @@ bool write_vmbus_tree(const EmuConfig& config, std::string* error) {
 std::string offer_vmbus_subchannel(const std::string& root, const SyntheticNic& nic, unsigned sub,
                                    std::string* error) {
   const std::string dir = vmbus_channel_dir(root, nic, sub);
-  const std::string ring = dir + "/ring";
+  std::string ring = dir + "/ring";
   if (!make_dirs(dir, error) || !write_line(dir + "/subchannel_id", std::to_string(sub), error) ||
       !write_line(dir + "/monitor_id", std::to_string((nic.monitor_id + sub) % 128), error) ||
       !sized_file(ring, vmbus_map_size(0), error)) {

@@ -56,6 +56,15 @@ struct HwBehaviour {
   bool vport_mtu_adapter = false;
   // TSO: the IPv4 id of segment i is the header's + i (false), or the header's in every segment.
   bool tso_fixed_ip_id = false;
+
+  // The synthetic NIC's host (emu/netvsc, doc/hardware.md §11): whether it completes the guest's
+  // SET_DATAPATH (as requested by the packet's flag, never, always), when it first announces the
+  // VF (once RNDIS is initialized, or once the guest set a packet filter), and whether group
+  // frames stay on the synthetic path while the data path is on the VF.
+  enum class NetvscCompletion : uint8_t { kAsRequested, kNever, kAlways };
+  NetvscCompletion netvsc_datapath_completion = NetvscCompletion::kAsRequested;
+  bool netvsc_vfassoc_at_filter = false;
+  bool netvsc_group_frames_vf = false;
 };
 
 }  // namespace mana::emu

@@ -32,6 +32,18 @@ class WireView final : public WireSet {
   std::vector<WireEndpoint*> endpoints_;
 };
 
+// The host's open behaviours from `--hw` (doc/emulator.md "The synthetic NIC").
+void apply_hw(const HwBehaviour& hw, netvsc::NetvspConfig* config) {
+  using C = HwBehaviour::NetvscCompletion;
+  config->set_datapath_completion =
+      hw.netvsc_datapath_completion == C::kNever    ? netvsc::SetDatapathCompletion::kNever
+      : hw.netvsc_datapath_completion == C::kAlways ? netvsc::SetDatapathCompletion::kAlways
+                                                    : netvsc::SetDatapathCompletion::kAsRequested;
+  config->vfassoc_point = hw.netvsc_vfassoc_at_filter ? netvsc::VfAssocPoint::kPacketFilter
+                                                      : netvsc::VfAssocPoint::kRndisInit;
+  config->group_frames_synthetic = !hw.netvsc_group_frames_vf;
+}
+
 }  // namespace
 
 VmbusRuntime* VmbusRuntime::get() {
@@ -98,6 +110,7 @@ void VmbusRuntime::uio_opened(unsigned index) {
       netvsc::NetvspConfig config;
       const VfConfig& vf = runtime_->config().vfs[nic.info.vf];
       config.mac = vf.ports[nic.info.port].mac;
+      apply_hw(vf.hw, &config);
       auto host = w == nullptr
                       ? nullptr
                       : std::make_unique<SyntheticNicHost>(runtime_->config().root, nic.info,

@@ -6,8 +6,8 @@ uio_hv_generic, doc/emulator.md "The synthetic NIC") with our net_mana as its VF
 
 - Azure's documented testpmd line: net_netvsc probes the synthetic NIC, finds our port by MAC,
   takes it as its VF and switches the data path to it. (22.11's testpmd forwards nothing over a
-  netvsc port: net_netvsc 22.11 never marks its queues started, fixed in 23.11; the notes in
-  doc/guide.md. Traffic is therefore shown with l3fwd.)
+  netvsc port: net_netvsc 22.11 never marks its queues started, fixed in 23.11; doc/emulator.md
+  "The synthetic NIC". Traffic is therefore shown with l3fwd.)
 - DPDK's l3fwd on the netvsc port over a TAP wire: unicast frames for the MAC go through our VF
   (RX and TX), broadcast frames stay on the synthetic path (RX) and leave through our VF, with
   exact counts from the frames captured, the emulator's VF counters and the synthetic NIC's counters.
@@ -54,12 +54,16 @@ def vf_counters(p):
     return json.loads(reply[3:])["ports"][0]
 
 
-def test_azure_line_netvsc_port_with_our_vf():
+def azure_line(hw=(), vf_at_probe=True):
     # Azure's line, -l 1-3 mapped onto two CPUs as integration-install does.
-    p = Program([*emu_run(["--uio-netvsc", "0"]), "--", "dpdk-testpmd", "--lcores", "1@0,2@1,3@0",
+    p = Program([*emu_run(["--uio-netvsc", "0", *hw]), "--", "dpdk-testpmd", "--lcores", "1@0,2@1,3@0",
                  "--file-prefix", "mana-netvsc", "--huge-unlink", *harness.pmd_args(),
                  *AZURE_LINE])
-    p.wait_for(r"hn_vf_attach\(\): found matching VF port 0")
+    if not vf_at_probe:
+        # Not announced at probe: the application saw our port as port 0 and configured it before
+        # net_netvsc, starting, took it as its VF (DPDK 22.11 takes a port that is in use).
+        p.wait_for(r"Configuring Port 0")
+    p.wait_for(r"hn_vf_attach\(\): found matching VF port 0", start=p.last_index)
     p.wait_for(rf"Port {NETVSC_PORT}: {MAC.upper()}")
     p.wait_for(r"NIC statistics for port %d" % NETVSC_PORT)
     c = netvsc_counters(p)
@@ -71,12 +75,23 @@ def test_azure_line_netvsc_port_with_our_vf():
     # Our port is started underneath (its queues exist) and hidden from the application.
     live = json.loads(emu_ctl(p, "live", "0")[3:])
     expect(live["sqs"] == 1 and live["contexts"] == 1, f"the VF's queues: {live}")
-    expect("Port 0:" not in p.output(), "the VF is listed to the application", p)
+    if vf_at_probe:
+        expect("Port 0:" not in p.output(), "the VF is listed to the application", p)
     status = p.stop()
     expect(status == 0, f"testpmd exited {status}", p)
 
 
-def l3fwd():
+def test_azure_line_netvsc_port_with_our_vf():
+    azure_line()
+
+
+def test_azure_line_vf_announced_at_packet_filter():
+    """The host announces the VF only once the guest set a packet filter (its port started):
+    net_netvsc then attaches our port while starting, after testpmd took it as a port of its own."""
+    azure_line(["--hw", "netvsc-vfassoc=packet-filter"], vf_at_probe=False)
+
+
+def l3fwd(rx_queues=1, hw=()):
     """DPDK's l3fwd on the netvsc port (l2fwd refuses a port id above the number of ports the
     application sees, and the VF owned by netvsc is port 0). The frames' destination misses
     l3fwd's route table, so it sends them back out of the netvsc port with its MAC as source."""
@@ -84,9 +99,10 @@ def l3fwd():
                          capture_output=True, text=True)
     expect(out.returncode == 0, f"cannot build l3fwd: {out.stderr}")
     app = out.stdout.strip().splitlines()[-1]
-    p = Program([*emu_run(["--uio-netvsc", "0", "--wire", f"tap:{TAP}"]), "--", app, "-l", "0",
+    p = Program([*emu_run(["--uio-netvsc", "0", "--wire", f"tap:{TAP}", *hw]), "--", app, "-l", "0",
                  "--file-prefix", "mana-netvsc", "--huge-unlink", *harness.pmd_args(), "--",
-                 "-p", f"{1 << NETVSC_PORT:#x}", f"--config=({NETVSC_PORT},0,0)", "--parse-ptype"])
+                 "-p", f"{1 << NETVSC_PORT:#x}", "--parse-ptype",
+                 "--config=" + ",".join(f"({NETVSC_PORT},{q},0)" for q in range(rx_queues))])
     p.wait_for(r"Port %d Link up" % NETVSC_PORT, timeout=60)
     bring_up(TAP)
     return p
@@ -123,31 +139,67 @@ def test_l3fwd_unicast_on_vf_broadcast_on_synthetic():
     expect(status == 0, f"l3fwd exited {status}", p)
 
 
+def test_l3fwd_group_frames_on_vf():
+    """--hw netvsc-group-frames=vf: with the data path on the VF, broadcast goes there too."""
+    p = l3fwd(hw=["--hw", "netvsc-group-frames=vf"])
+    before_vf = vf_counters(p)
+    bounce(b"uni", 10)
+    bounce(b"bcast", 5, dst="ff:ff:ff:ff:ff:ff")
+    vf, nic = vf_counters(p), netvsc_counters(p)
+    expect(vf["rx_frames"] - before_vf["rx_frames"] == 15, f"VF RX: {before_vf} -> {vf}")
+    expect(nic["rx_packets"] == 0, f"synthetic RX: {nic}")
+    status = p.stop()
+    expect(status == 0, f"l3fwd exited {status}", p)
+
+
+def test_l3fwd_four_rx_queues_over_subchannels():
+    """Four RX queues: net_netvsc asks the host for three subchannels (their ring files appear in
+    the uio view) and spreads its queues over them; our VF gets four RX queues."""
+    p = l3fwd(rx_queues=4)
+    nic = netvsc_counters(p)
+    expect(nic["channels"] == 4, f"primary + 3 subchannels: {nic}")
+    before_vf = vf_counters(p)
+    bounce(b"mq-uni", 64)
+    bounce(b"mq-bcast", 32, dst="ff:ff:ff:ff:ff:ff")
+    vf, nic = vf_counters(p), netvsc_counters(p)
+    expect(vf["rx_frames"] - before_vf["rx_frames"] == 64, f"VF RX: {before_vf} -> {vf}")
+    expect(nic["rx_packets"] == 32, f"synthetic RX over the four channels: {nic}")
+    status = p.stop()
+    expect(status == 0, f"l3fwd exited {status}", p)
+
+
 def test_vf_removed_and_readded_while_forwarding():
+    """Five servicing cycles, as LISA's hot-plug test runs them."""
     p = l3fwd()
     bounce(b"before", 20)
-    expect(emu_ctl(p, "remove", "0") == "ok VF 0 removed", "remove")
-    # net_netvsc sees our removal event and lets the VF go; the host switches the data path back.
-    repeat_until(lambda: netvsc_counters(p), lambda c: c["data_path_vf"] == 0,
-                 "the data path back on the synthetic NIC", timeout=30)
-    tx_before = netvsc_counters(p)["tx_packets"]
-    bounce(b"synthetic", 30)
-    nic = netvsc_counters(p)
-    expect(nic["tx_packets"] - tx_before == 30, f"synthetic TX of 30 frames: {nic}")
-    expect(emu_ctl(p, "add", "0") == "ok VF 0 added", "add")
-    p.wait_for(r"netvsc_hotplug_retry\(\): Found matching MAC address, adding device " +
-               re.escape(EMU_BDF), timeout=30)
-    repeat_until(lambda: netvsc_counters(p), lambda c: c["data_path_vf"] == 1,
-                 "the data path on the VF again", timeout=30)
-    before_vf = vf_counters(p)
-    bounce(b"after", 20)
-    vf = vf_counters(p)
-    expect(vf["rx_frames"] - before_vf["rx_frames"] == 20, f"VF RX after re-add: {vf}")
+    for cycle in range(5):
+        mark = len(p.lines)
+        expect(emu_ctl(p, "remove", "0") == "ok VF 0 removed", "remove")
+        # net_netvsc sees our removal event and lets the VF go; the host switches the data path
+        # back.
+        repeat_until(lambda: netvsc_counters(p), lambda c: c["data_path_vf"] == 0,
+                     "the data path back on the synthetic NIC", timeout=30)
+        tx_before = netvsc_counters(p)["tx_packets"]
+        bounce(b"synthetic%d" % cycle, 30)
+        nic = netvsc_counters(p)
+        expect(nic["tx_packets"] - tx_before == 30, f"cycle {cycle}: synthetic TX of 30: {nic}")
+        expect(emu_ctl(p, "add", "0") == "ok VF 0 added", "add")
+        p.wait_for(r"netvsc_hotplug_retry\(\): Found matching MAC address, adding device " +
+                   re.escape(EMU_BDF), timeout=30, start=mark)
+        repeat_until(lambda: netvsc_counters(p), lambda c: c["data_path_vf"] == 1,
+                     "the data path on the VF again", timeout=30)
+        before_vf = vf_counters(p)
+        bounce(b"after%d" % cycle, 20)
+        vf = vf_counters(p)
+        expect(vf["rx_frames"] - before_vf["rx_frames"] == 20, f"cycle {cycle}: VF RX: {vf}")
     status = p.stop()
     expect(status == 0, f"l3fwd exited {status}", p)
 
 
 if __name__ == "__main__":
     harness.main([test_azure_line_netvsc_port_with_our_vf,
+                  test_azure_line_vf_announced_at_packet_filter,
                   test_l3fwd_unicast_on_vf_broadcast_on_synthetic,
+                  test_l3fwd_group_frames_on_vf,
+                  test_l3fwd_four_rx_queues_over_subchannels,
                   test_vf_removed_and_readded_while_forwarding])
