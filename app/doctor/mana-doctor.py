@@ -236,7 +236,8 @@ def kernel_driver_ids():
 
 
 def libmana_version():
-    """(path, rdma-core version) of libmana, e.g. libmana.so.1.0.44.0 -> 44; (None, None) if absent."""
+    """(path, rdma-core version) of libmana, e.g. libmana.so.1.0.44.0 -> 44 (Debian 12),
+    libmana.so.1.1.65.0 -> 65 (unstable: the library's ABI minor moved to 1); (None, None) if absent."""
     path = os.environ.get("MANA_DOCTOR_LIBMANA")
     if path is None:
         name = ctypes.util.find_library("mana")
@@ -246,7 +247,7 @@ def libmana_version():
                 break
     if not path or not Path(path).exists():
         return None, None
-    found = re.search(r"\.so\.1\.0\.(\d+)", os.path.realpath(path))
+    found = re.search(r"\.so\.1\.\d+\.(\d+)", os.path.realpath(path))
     return path, int(found.group(1)) if found else None
 
 

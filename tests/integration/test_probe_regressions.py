@@ -39,11 +39,13 @@ def test_descriptor_status_of_a_queue_never_set_up():
     """Queue ids 7 and 2 of a port with 2 queues, started and stopped: testpmd prints DPDK's
     answer for a bad queue (ENODEV for the descriptor status, EINVAL for the count) and lives."""
     p = two_queue_testpmd("mana-probe-desc")
+    # (testpmd 24.11 and later check the queue id first: "Invalid input: port id = 0, queue id = 7")
+    checked_first = r"|Invalid input: port id = 0, queue id = {}"
     commands = {
-        "show port 0 rxq 7 desc 0 status": r"Invalid input: queue id = 7, desc id = 0",
-        "show port 0 txq 7 desc 0 status": r"Invalid input: queue id = 7, desc id = 0",
-        "show port 0 rxq 7 desc used count": r"Invalid queueid = 7",
-        "show port 0 rxq 2 desc 0 status": r"Invalid input: queue id = 2, desc id = 0",
+        "show port 0 rxq 7 desc 0 status": r"Invalid input: queue id = 7, desc id = 0" + checked_first.format(7),
+        "show port 0 txq 7 desc 0 status": r"Invalid input: queue id = 7, desc id = 0" + checked_first.format(7),
+        "show port 0 rxq 7 desc used count": r"Invalid queueid = 7" + checked_first.format(7),
+        "show port 0 rxq 2 desc 0 status": r"Invalid input: queue id = 2, desc id = 0" + checked_first.format(2),
     }
     for state in ("started", "stopped"):
         for line, answer in commands.items():
