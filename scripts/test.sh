@@ -23,6 +23,11 @@ case "${1:-}" in
   *) echo "test.sh: unknown argument '$1' (usage: $0 [--all])" >&2; exit 2 ;;
 esac
 scripts/setup.sh || { echo "test.sh: setup failed: nothing can run" >&2; exit 1; }
+# The Debian 13 chroot (debootstrap and apt: network and disk, little CPU) is made meanwhile, in
+# the background; its stage waits for it.
+chroot_log=${TMPDIR:-/tmp}/mana-test-debian-chroot-trixie.log
+scripts/debian-chroot.sh trixie >"$chroot_log" 2>&1 &
+trixie_chroot=$!
 BUILD_DIR=$top/build scripts/build.sh || { echo "test.sh: the build failed: nothing can run" >&2; exit 1; }
 
 results=()
@@ -74,11 +79,16 @@ stage "TSan tests" tsan
 # share of the integration suite with Debian 13's programs (test-dpdk.sh --ci; the whole suite ran
 # on 22.11 above), and Debian 13's own net_mana on every emulator profile (the independent driver).
 # --all: the whole suite on 24.11, and on 25.11 (Debian unstable chroot).
+# The background chroot first (its failure is this stage's: the log says why).
+dpdk_24_11() {
+  wait $trixie_chroot || { tail -20 "$chroot_log" >&2; return 1; }
+  scripts/test-dpdk.sh 24.11 "$@"
+}
 if [ $all = 1 ]; then
-  stage "DPDK 24.11 (Debian 13 chroot, scripts/test-dpdk.sh)" scripts/test-dpdk.sh 24.11
+  stage "DPDK 24.11 (Debian 13 chroot, scripts/test-dpdk.sh)" dpdk_24_11
   stage "DPDK 25.11 (Debian unstable chroot, scripts/test-dpdk.sh)" scripts/test-dpdk.sh 25.11
 else
-  stage "DPDK 24.11 (Debian 13 chroot, scripts/test-dpdk.sh --ci)" scripts/test-dpdk.sh 24.11 --ci
+  stage "DPDK 24.11 (Debian 13 chroot, scripts/test-dpdk.sh --ci)" dpdk_24_11 --ci
 fi
 
 echo "=== test.sh: summary"
