@@ -29,8 +29,9 @@ class GuestRing {
     ChannelPacketHeader h{type, static_cast<uint16_t>(hlen8_override ? hlen8_override : hlen / 8),
                           static_cast<uint16_t>(padded / 8), flags, xact};
     std::memcpy(bytes.data(), &h, 16);
-    std::memcpy(bytes.data() + 16, extra.data(), extra.size());
-    std::memcpy(bytes.data() + hlen, data.data(), data.size());
+    // (memcpy from an empty span's null data() is undefined, even for 0 bytes.)
+    if (!extra.empty()) std::memcpy(bytes.data() + 16, extra.data(), extra.size());
+    if (!data.empty()) std::memcpy(bytes.data() + hlen, data.data(), data.size());
     RingHeader& rh = tx_.header();
     const uint32_t w = rh.windex.load(), r = rh.rindex.load(), ds = tx_.dsize();
     const uint32_t avail = w >= r ? ds - (w - r) : r - w;
