@@ -31,8 +31,8 @@ void RingView::reset(uint32_t imask) const {
 uint32_t RingView::copy_out(uint32_t index, void* dst, uint32_t len) const {
   auto* out = static_cast<uint8_t*>(dst);
   const uint32_t first = std::min(len, dsize_ - index);
-  std::memcpy(out, data_ + index, first);
-  std::memcpy(out + first, data_, len - first);
+  if (first != 0) std::memcpy(out, data_ + index, first);  // (an empty part may come with null)
+  if (len > first) std::memcpy(out + first, data_, len - first);
   index += len;
   return index >= dsize_ ? index - dsize_ : index;
 }
@@ -40,8 +40,8 @@ uint32_t RingView::copy_out(uint32_t index, void* dst, uint32_t len) const {
 uint32_t RingView::copy_in(uint32_t index, const void* src, uint32_t len) const {
   const auto* in = static_cast<const uint8_t*>(src);
   const uint32_t first = std::min(len, dsize_ - index);
-  std::memcpy(data_ + index, in, first);
-  std::memcpy(data_, in + first, len - first);
+  if (first != 0) std::memcpy(data_ + index, in, first);  // (an empty part may come with null)
+  if (len > first) std::memcpy(data_, in + first, len - first);
   index += len;
   return index >= dsize_ ? index - dsize_ : index;
 }
