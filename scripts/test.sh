@@ -28,7 +28,8 @@ scripts/setup.sh || { echo "test.sh: setup failed: nothing can run" >&2; exit 1;
 chroot_log=${TMPDIR:-/tmp}/mana-test-debian-chroot-trixie.log
 scripts/debian-chroot.sh trixie >"$chroot_log" 2>&1 &
 trixie_chroot=$!
-BUILD_DIR=$top/build scripts/build.sh || { echo "test.sh: the build failed: nothing can run" >&2; exit 1; }
+BUILD_DIR=$top/build scripts/build.sh ||
+  { kill $trixie_chroot 2>/dev/null; echo "test.sh: the build failed: nothing can run" >&2; exit 1; }
 
 results=()
 failed=0

@@ -108,10 +108,9 @@ def test_rss_table_through_netvsc():
     mark = len(p.lines)
     p.send(f"port config {NETVSC_PORT} rss reta (0,1),(1,0)")
     p.send(f"show port {NETVSC_PORT} rss reta 128 (0x3,0x0)")
-    out = p.wait_for(r"RSS RETA configuration: hash index=1, queue=0", start=mark)
-    expect(not any("Bad redirection table" in line or "net_mana" in line and "RSS table" in line
+    p.wait_for(r"RSS RETA configuration: hash index=1, queue=0", start=mark)
+    expect(not any("Bad redirection table" in line or ("net_mana" in line and "RSS table" in line)
                    for line in p.lines[mark:]), "the RSS table was refused", p)
-    expect(out, "no RETA shown", p)
     p.send("quit")
     status = p.finish()
     expect(status == 0, f"testpmd exited {status}", p)
