@@ -63,8 +63,12 @@ if [ ! -f "$sdk/VERSION" ] || [ "$src" -nt "$sdk/VERSION" ]; then
   [ -e "$src" ] || die "no DPDK $version source at $src: set MANA_DPDK_SRC to DPDK $version's source tree or release tarball"
   step "driver-SDK headers from $src" scripts/fetch-dpdk-sdk.sh --from "$src" --dest "$sdk" >/dev/null
 fi
+# --ci builds what CI's share runs: the driver's unit tests (suite pmd: the ones DPDK's version
+# reaches), the integration suite and the benchmark; the whole tree otherwise.
+suites=""
+[ $ci = 0 ] || suites="pmd integration system-net-mana bench"
 step "build (the distribution's g++, DPDK $version)" chroot_run \
-  env BUILD_DIR="$build" scripts/build.sh -Ddpdk_sdk_dir="$sdk/include"
+  env BUILD_DIR="$build" MANA_BUILD_SUITES="$suites" scripts/build.sh -Ddpdk_sdk_dir="$sdk/include"
 
 # The harness's l3fwd builds (scripts/build-dpdk-example.sh) go into this build folder, not .deps.
 test_env=(env MANA_EXAMPLES_DIR="$build/dpdk-examples")
@@ -74,7 +78,8 @@ if [ $# -gt 0 ]; then
   exit
 fi
 
-step "unit tests" chroot_run meson test -C "$build" --suite unit --print-errorlogs --num-processes 2
+step "unit tests" chroot_run meson test -C "$build" --suite "$([ $ci = 1 ] && echo pmd || echo unit)" --no-rebuild \
+  --print-errorlogs --num-processes 2
 # The cost benchmark built against this DPDK: ours, the distribution's net_mana and net_null in
 # lockstep report numbers (timings are not checked here; doc/performance.md).
 step "cost benchmark smoke" chroot_run sh -c \
@@ -82,7 +87,7 @@ step "cost benchmark smoke" chroot_run sh -c \
      --pmd ours="$0"/drivers/net/mana/librte_net_mana.so \
      --pmd dpdk="$(ls /usr/lib/*/dpdk/pmds-*/librte_net_mana.so)" --pmd null=vdev:net_null' "$build" >/dev/null
 
-mapfile -t all < <(chroot_run meson test -C "$build" --list --suite integration --suite system-net-mana 2>/dev/null \
+mapfile -t all < <(chroot_run meson test -C "$build" --no-rebuild --list --suite integration --suite system-net-mana 2>/dev/null \
   | grep 'mana-pmd:' | sed -E 's/.* \/ //; s/.*mana-pmd://')  # (meson 1.7: "mana-pmd:SUITE / NAME", 1.12: "SUITE - mana-pmd:NAME")
 # A build that lost the independent driver's test would otherwise pass without it.
 printf '%s\n' "${all[@]}" | grep -qx crosscheck-system-net-mana \
@@ -98,4 +103,4 @@ for t in "${all[@]}"; do
   fi
 done
 step "integration suite and DPDK $version's net_mana (${#run[@]} tests)" chroot_run "${test_env[@]}" \
-  meson test -C "$build" --print-errorlogs "${run[@]}"
+  meson test -C "$build" --no-rebuild --print-errorlogs "${run[@]}"

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # All tests, as CI runs them, on a fresh Debian 12 machine (as root): setup, build, lint
-# (clang-format drift, clang-tidy: scripts/lint.sh), every unit and
-# integration test, the unit tests again in a sanitizer build (address, undefined), the emulator's
-# and the driver's concurrent parts under ThreadSanitizer, then the driver on DPDK 24.11 in a Debian
+# (clang-format drift, clang-tidy: scripts/lint.sh), every integration test and benchmark smoke,
+# every unit test in a sanitizer build (address, undefined), the emulator's and the driver's
+# concurrent parts under ThreadSanitizer, then the driver on DPDK 24.11 in a Debian
 # 13 chroot with Debian 13's programs and its own net_mana beside ours (scripts/test-dpdk.sh 24.11
 # --ci: CI's share of the integration suite there).
 #   scripts/test.sh         what CI runs (.ci/run)
@@ -28,7 +28,10 @@ scripts/setup.sh || { echo "test.sh: setup failed: nothing can run" >&2; exit 1;
 chroot_log=${TMPDIR:-/tmp}/mana-test-debian-chroot-trixie.log
 scripts/debian-chroot.sh trixie >"$chroot_log" 2>&1 &
 trixie_chroot=$!
-BUILD_DIR=$top/build scripts/build.sh ||
+# The main build compiles what its stage runs, the integration and benchmark suites (the driver, the
+# emulator, the tools): the unit tests are compiled and run in the sanitizer build below, and on
+# DPDK 24.11 in an optimized build, so the main build leaves out their half of the compile time.
+MANA_BUILD_SUITES="integration bench" BUILD_DIR=$top/build scripts/build.sh ||
   { kill $trixie_chroot 2>/dev/null; echo "test.sh: the build failed: nothing can run" >&2; exit 1; }
 
 results=()
@@ -48,10 +51,12 @@ stage() {
 
 # Formatting drift and clang-tidy (.clang-tidy) on our sources: about 1.5 min on 2 cores.
 stage "lint (clang-format, clang-tidy)" env BUILD_DIR="$top/build" scripts/lint.sh
-stage "meson test (unit + integration)" meson test -C build --print-errorlogs --num-processes 2
+stage "meson test (integration, bench)" meson test -C build --suite integration --suite bench --no-rebuild \
+  --print-errorlogs --num-processes 2
 
 # The sanitizer build runs the unit tests (the integration tests load our PMD into Debian's
-# uninstrumented testpmd, which ASan cannot follow).
+# uninstrumented testpmd, which ASan cannot follow): every unit test runs here, with address and
+# undefined-behaviour checks (the DPDK 24.11 stage runs the driver's in an optimized build).
 # verify_asan_link_order=0: the emulator's LD_PRELOAD library is instrumented too and is preloaded
 # into test programs that load the ASan runtime themselves.
 asan() {
@@ -60,7 +65,7 @@ asan() {
   ASAN_OPTIONS=detect_leaks=1:verify_asan_link_order=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     meson test -C build-asan --suite unit --print-errorlogs --num-processes 2
 }
-stage "ASan/UBSan unit tests" asan
+stage "unit tests (ASan/UBSan build)" asan
 
 # ThreadSanitizer over the concurrent parts: the emulator's (device thread, doorbell FIFO and queue,
 # control server, wires) and the driver's (queue gate, kept queues, the lock-free MR table), the
