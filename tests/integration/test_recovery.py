@@ -37,9 +37,9 @@ TOLERANCE = 0.125  # LISA's hot-plug test: rates after the event within ±12.5 %
 TX_PPS = 100_000
 # A measurement: the median of WINDOWS windows of WINDOW_S seconds. A window holds 50,000 frames of
 # a capped port and the cap's token bucket 1 ms of them, so a capped port's count moves by well
-# under 1 % from window to window; the median of 5 discards a window in which testpmd's lcore or
+# under 1 % from window to window; the median of 3 discards a window in which testpmd's lcore or
 # this script was descheduled, and a cycle that still misses is measured again, at most twice.
-WINDOWS = 5
+WINDOWS = 3
 WINDOW_S = 0.5
 BASELINE_WINDOWS = 10  # the one baseline: twice as many windows
 NEW_PCI = "7870:0a:00.0"  # one cycle brings the VF back on another bus
