@@ -102,8 +102,18 @@ def telemetry(prefix, request):
     return found[-1]
 
 
-def per_queue(xstats, direction, queues):
-    return [xstats[f"vf_{direction}_q{q}_packets"] for q in range(queues)]
+def xstats(p):
+    """`show port xstats` of the netvsc port (more names than telemetry's reply holds): the lines
+    up to the `show port stats` typed after it."""
+    mark = len(p.lines)
+    p.send(f"show port xstats {NETVSC_PORT}")
+    stats = show_port_stats(p, NETVSC_PORT)[NETVSC_PORT]
+    pairs = (line.rsplit(":", 1) for line in p.lines[mark:p.last_index] if ":" in line)
+    return {k.strip(): int(v) for k, v in pairs if v.strip().isdigit()}, stats
+
+
+def per_queue(xs, direction, queues):
+    return [xs.get(f"vf_{direction}_q{q}_packets") for q in range(queues)]
 
 
 def send_receive(name, snd_args, rcv_args, frames, frame_len=None):
@@ -126,8 +136,8 @@ def send_receive(name, snd_args, rcv_args, frames, frame_len=None):
                                     f"{name}: the receiver to count the {sent} frames sent",
                                     timeout=30)
     got = stop_forwarding(rcv)
-    snd_x = telemetry("mana-nvtp-snd", f"/ethdev/xstats,{NETVSC_PORT}")
-    rcv_x = telemetry("mana-nvtp-rcv", f"/ethdev/xstats,{NETVSC_PORT}")
+    snd_x, _ = xstats(snd)
+    rcv_x, rcv_stats = xstats(rcv)
     snd_vf, rcv_vf = vf_counters(snd), vf_counters(rcv)
     snd_nic, rcv_nic = netvsc_counters(snd), netvsc_counters(rcv)
     ports = fabric_ports(fabric.split(":", 1)[1])
@@ -144,8 +154,9 @@ def send_receive(name, snd_args, rcv_args, frames, frame_len=None):
     s = ports[SENDER["mac"]]
     expect(s["delivered"] == sent and s["full_drops"] == 0, f"{name}: fabric {s}")
     if frame_len is not None:
-        expect(got["RX-bytes"] == sent * frame_len,
-               f"{name}: {got['RX-bytes']} RX bytes, expected {sent} frames of {frame_len} bytes")
+        expect(rcv_stats["RX-bytes"] == sent * frame_len,
+               f"{name}: {rcv_stats['RX-bytes']} RX bytes, expected {sent} frames of {frame_len} "
+               "bytes")
     return sent, snd_x, rcv_x
 
 
@@ -164,8 +175,10 @@ def test_multi_queue_8_tx_4_rx():
         "multi-queue", ["--txq=8", "--rxq=8", "--txonly-multi-flow"], ["--txq=4", "--rxq=4"],
         frames=40000)
     tx, rx = per_queue(snd_x, "tx", 8), per_queue(rcv_x, "rx", 4)
-    expect(sum(tx) == sent and all(tx), f"sender's VF TX queues {tx}, {sent} sent")
-    expect(sum(rx) == sent and all(rx), f"receiver's VF RX queues {rx}, {sent} sent")
+    expect(None not in tx and sum(tx) == sent and all(tx),
+           f"sender's VF TX queues {tx}, {sent} sent; xstats {sorted(snd_x)}")
+    expect(None not in rx and sum(rx) == sent and all(rx),
+           f"receiver's VF RX queues {rx}, {sent} sent; xstats {sorted(rcv_x)}")
 
 
 @needs_forwarding_testpmd
@@ -181,6 +194,34 @@ def test_four_mtu_lines():
         common = ["--mbuf-size=9216", f"--max-pkt-len={mtu + 18}", "--tx-offloads=0x00008000"]
         send_receive(f"mtu-{mtu}", [*common, f"--txpkts={txpkts}"], common, frames=2000,
                      frame_len=frame)
+
+
+@needs_forwarding_testpmd
+def test_mtu_set_renegotiates_the_synthetic_nic():
+    """net_netvsc 24.11's mtu_set (22.11 has none): with the port stopped it closes and maps the
+    VMBus device again, opens a new NVSP session with NDIS_CONF carrying the new MTU, and takes as
+    its MTU what the host answers for OID_GEN_MAXIMUM_FRAME_SIZE (doc/hardware.md §11.6). The port
+    then starts again with our VF as its data path."""
+    p = testpmd(SENDER, "null", "mana-nvtp-mtu", [])
+    command(p, f"port stop {NETVSC_PORT}", r"^Done")
+    mark = len(p.lines)
+    p.send(f"port config mtu {NETVSC_PORT} 9000")
+    p.wait_for(r"RNDIS MTU is 9000", start=mark, timeout=60)
+    info = command(p, f"show port info {NETVSC_PORT}", r"MTU:\s+\d+")
+    expect(info[-1].split("MTU:")[1].split()[0] == "9000", f"netvsc's MTU: {info[-1]}", p)
+    c = netvsc_counters(p)
+    # The old session ends with RNDIS HALT, whose request net_netvsc frees (and DPDK's allocator
+    # zeroes) right after posting it: a host that reads it after that finds zeros, drops it as
+    # malformed with one line, and nothing else is malformed (doc/hardware.md §11.11).
+    dropped = [line for line in p.lines[mark:] if "dropped a malformed guest packet" in line]
+    expect(c["sessions"] == 2 and c["malformed_rings"] == 0 and c["malformed"] == len(dropped) and
+           all("RNDIS message 0 says 0 bytes" in line for line in dropped),
+           f"a second NVSP session, nothing malformed but a freed HALT: {c}, {dropped}", p)
+    command(p, f"port start {NETVSC_PORT}", r"^Done")
+    harness.repeat_until(lambda: netvsc_counters(p), lambda c: c["data_path_vf"] == 1,
+                         "the data path on the VF after the restart", timeout=30)
+    p.send("quit")
+    expect(p.finish() == 0, "testpmd failed", p)
 
 
 def tx_pps(p, seconds):
@@ -261,7 +302,7 @@ def test_hotplug_five_cycles():
 
 
 TESTS = [test_send_receive_two_processes, test_multi_queue_8_tx_4_rx, test_four_mtu_lines,
-         test_hotplug_five_cycles]
+         test_mtu_set_renegotiates_the_synthetic_nic, test_hotplug_five_cycles]
 
 if __name__ == "__main__":
     if not FORWARDS and os.environ.get("CI") == "true":
