@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""Azure's recommended MANA setup (issue 17): Debian 12's unmodified net_netvsc (DPDK 22.11) on the
-emulated Hyper-V synthetic NIC (`mana-emu run --uio-netvsc 0`: the VMBus device bound to
-uio_hv_generic, doc/emulator.md "The synthetic NIC") with our net_mana as its VF.
+"""Azure's recommended MANA setup (issue 17): Debian's unmodified net_netvsc (Debian 12's DPDK
+22.11; Debian 13's 24.11 under scripts/test-dpdk.sh 24.11) on the emulated Hyper-V synthetic NIC
+(`mana-emu run --uio-netvsc 0`: the VMBus device bound to uio_hv_generic, doc/emulator.md "The
+synthetic NIC") with our net_mana as its VF. LISA's testpmd lines, which need a testpmd that
+forwards over a netvsc port (24.11), are in test_netvsc_testpmd.py.
 
 - Azure's documented testpmd line: net_netvsc probes the synthetic NIC, finds our port by MAC,
   takes it as its VF and switches the data path to it. (22.11's testpmd forwards nothing over a
