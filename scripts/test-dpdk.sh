@@ -45,10 +45,11 @@ declare -A not_here=(
 
 # CI's share of the integration suite: what touches DPDK's driver interface most (probe and
 # devargs, the data path and its counters, per-queue and extended stats, secondaries, queue state
-# and control ops, the port's life) and Open vSwitch of that distribution, in about 2 min.
+# and control ops, the port's life), Open vSwitch of that distribution, and LISA's netvsc-mode
+# testpmd lines (which only a testpmd of DPDK >= 23.11 forwards: 35 s), in about 2.5 min.
 ci_tests=(integration-load integration-forwarding integration-tap integration-lifecycle
   integration-multiprocess integration-queue-control integration-ethdev-ops integration-port-config
-  integration-ovs crosscheck-system-net-mana)
+  integration-ovs crosscheck-system-net-mana integration-netvsc-testpmd)
 ci=0
 if [ "${1:-}" = --ci ]; then
   ci=1

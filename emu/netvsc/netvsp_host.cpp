@@ -25,6 +25,10 @@ uint32_t NetvspHost::State::reply_size() const {
   return nvsp_version >= nvsp::kVersion61 ? nvsp::kPacketSizeV61 : nvsp::kPacketSizeV1;
 }
 
+uint32_t NetvspHost::State::frame_max() const {
+  return ndis_configured ? ndis_mtu : config.mtu + 14;
+}
+
 NetvspHost::NetvspHost(const NetvspConfig& config, GuestMemory& memory, NetvspHooks& hooks)
     : state_(std::make_unique<State>(config, memory, hooks)) {
   State& s = *state_;

@@ -49,7 +49,7 @@ struct NetvspHost::State {
   // NVSP session.
   uint32_t nvsp_version = 0;
   bool ndis_configured = false;
-  uint32_t ndis_mtu = 0;  // NDIS_CONF's mtu (with the Ethernet header)
+  uint32_t ndis_mtu = 0;  // NDIS_CONF's mtu (with the Ethernet header), 1514..9216
   uint64_t ndis_caps = 0;
   uint32_t ndis_major = 0, ndis_minor = 0;
   bool rxbuf_connected = false;
@@ -74,6 +74,9 @@ struct NetvspHost::State {
   std::vector<uint8_t> segment_scratch;       // one LSO segment
 
   uint32_t reply_size() const;  // an NVS reply's padded size for the session's version
+  // The largest frame of the session with its Ethernet header: NDIS_CONF's (doc/hardware.md
+  // §11.6), the configured MTU's before one.
+  uint32_t frame_max() const;
 };
 
 // Counts the packet, logs one line, drops it.

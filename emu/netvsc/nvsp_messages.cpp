@@ -21,6 +21,9 @@ constexpr uint32_t kSupportedVersions[] = {nvsp::kVersion1, nvsp::kVersion2, nvs
 constexpr uint32_t kRxHeaderRoom = 256;
 constexpr uint32_t kRxFooter = 36;
 constexpr uint32_t kEthHeader = 14;
+// NDIS_CONF MTUs the vmswitch takes, with the Ethernet header (OpenVMM MIN_MTU, MAX_MTU).
+constexpr uint32_t kNdisMtuMin = 1514;
+constexpr uint32_t kNdisMtuMax = 9216;
 
 template <typename T>
 bool read_message(std::span<const uint8_t> body, uint32_t needed, T* out) {
@@ -77,7 +80,7 @@ void handle_rxbuf_conn(NetvspHost::State& s, unsigned channel, const GuestPacket
   nvsp::RxbufConnResp r{};
   r.type = nvsp::kTypeRxbufConnResp;
   r.status = nvsp::kStatusFailed;
-  const uint32_t frame_max = std::max(s.ndis_mtu, s.config.mtu + kEthHeader);
+  const uint32_t frame_max = std::max(s.frame_max(), s.config.mtu + kEthHeader);
   uint32_t size = s.config.rxbuf_section_size;
   if (size == 0) size = (kRxHeaderRoom + frame_max + kRxFooter + 7) & ~7u;
   const uint32_t buffer_len = static_cast<uint32_t>(s.memory.receive_buffer().size());
@@ -187,7 +190,8 @@ void handle_nvs_message(NetvspHost::State& s, unsigned channel, const GuestPacke
       if (!read_message(p.body, 20, &m)) return drop_malformed(s, channel, "NDIS_CONF too short");
       if (s.rxbuf_connected) return drop_malformed(s, channel, "NDIS_CONF after RXBUF_CONN");
       s.ndis_configured = true;
-      s.ndis_mtu = m.mtu;
+      // vmswitch (OpenVMM): an MTU outside 1514..9216 bytes means the default, 1514.
+      s.ndis_mtu = m.mtu >= kNdisMtuMin && m.mtu <= kNdisMtuMax ? m.mtu : kNdisMtuMin;
       s.ndis_caps = m.caps;
       return complete_empty(s, channel, p);
     }

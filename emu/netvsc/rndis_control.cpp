@@ -61,10 +61,11 @@ std::vector<uint8_t> query_data(NetvspHost::State& s, uint32_t oid, uint32_t* st
       return u32(s.link_up ? rndis::kMediaStateConnected : rndis::kMediaStateDisconnected);
     case rndis::kOidGenLinkSpeed:
       return u32(static_cast<uint32_t>(s.config.link_speed_bps / 100));
+    // DPDK 24.11 takes the first as its MTU at probe and after mtu_set (doc/hardware.md §11.6).
     case rndis::kOidGenMaximumFrameSize:
-      return u32(s.config.mtu);
+      return u32(s.frame_max() - 14);
     case rndis::kOidGenMaximumTotalSize:
-      return u32(s.config.mtu + 14);
+      return u32(s.frame_max());
     case rndis::kOidGenVendorId:
       return u32(0x0000155d);  // vmswitch's, per OpenVMM
     case rndis::kOidGenHardwareStatus:
@@ -88,6 +89,10 @@ uint32_t set_oid(NetvspHost::State& s, uint32_t oid, std::span<const uint8_t> in
     case rndis::kOidGenCurrentPacketFilter:
       if (info.size() < 4) return rndis::kStatusInvalidLength;
       std::memcpy(&s.packet_filter, info.data(), 4);
+      // Under vfassoc_point=packet-filter the note goes before this SET's completion, so that
+      // the guest attaches the VF before it starts it (DPDK 24.11.8 switches its data path
+      // only there or once started; doc/hardware.md §11.9).
+      send_due_notes(s);
       return rndis::kStatusSuccess;
     case rndis::kOidTcpOffloadParameters:
       // The host honours each packet's own request (per-packet info), so the switches only need

@@ -114,7 +114,7 @@ uint32_t DpdkGuest::probe() {
   if (version >= nvsp::kVersion2) {
     nvsp::NdisConf conf{};
     conf.type = nvsp::kTypeNdisConf;
-    conf.mtu = 1500 + 14;
+    conf.mtu = ndis_mtu;
     conf.caps = nvsp::kNdisConfVlan | (version >= nvsp::kVersion5 ? nvsp::kNdisConfSriov : 0);
     nvs_send(bytes(conf));
   }
@@ -374,7 +374,10 @@ void DpdkGuest::rndis_receive(unsigned channel, uint64_t section, std::span<cons
   if (h.type & rndis::kCompletionBit) {  // hn_rndis_receive_response
     ASSERT_GE(msg.size(), 12u) << "missing RNDIS header";
     ASSERT_GE(msg.size(), h.len) << "truncated RNDIS response";
-    if (load<uint32_t>(msg, 8) == pending_rid_) pending_rndis_.assign(msg.begin(), msg.end());
+    if (load<uint32_t>(msg, 8) == pending_rid_) {
+      pending_rndis_.assign(msg.begin(), msg.end());
+      notes_at_reply = notes.size();
+    }
     return;
   }
   ASSERT_EQ(h.type, rndis::kPacketMsg) << "unexpected RNDIS message";

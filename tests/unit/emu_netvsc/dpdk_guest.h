@@ -78,6 +78,10 @@ class DpdkGuest {
   std::vector<HostPacket> other_completions;  // completions that are not RNDIS_ACK
   uint32_t rxbuf_section_count = 0, rxbuf_section_size = 0, chimney_section_size = 0;
   uint32_t agg_align = 0, agg_pkts = 0;
+  // NDIS_CONF's MTU in the probe: 1514, or the new MTU + 14 after DPDK 24.11's mtu_set (hn_attach).
+  uint32_t ndis_mtu = 1514;
+  // Notes received before the last RNDIS answer: the ones DPDK acts on while it waits for it.
+  size_t notes_at_reply = 0;
   std::array<uint8_t, 6> mac{};
   uint32_t max_queues = 0;
 

@@ -98,6 +98,27 @@ TEST_F(HostTest, LinkQueriesAndIndications) {
   EXPECT_EQ((*st)[0], rndis::kMediaStateDisconnected);
 }
 
+TEST_F(HostTest, MaximumFrameSizeIsTheSessionsNdisMtu) {
+  // DPDK 24.11 takes OID_GEN_MAXIMUM_FRAME_SIZE as its MTU at probe and after mtu_set, which
+  // renegotiates with NDIS_CONF carrying the new MTU + 14; outside 1514..9216 the vmswitch takes
+  // 1514 (OpenVMM; doc/hardware.md §11.11).
+  for (const auto& [ndis_mtu, mtu] :
+       {std::pair{1514u, 1500u}, std::pair{9014u, 9000u}, std::pair{9216u, 9202u},
+        std::pair{9300u, 1500u}, std::pair{1000u, 1500u}}) {
+    start();
+    guest->ndis_mtu = ndis_mtu;
+    ASSERT_EQ(guest->probe(), nvsp::kVersion61) << ndis_mtu;
+    for (const auto& [oid, expected] : {std::pair{rndis::kOidGenMaximumFrameSize, mtu},
+                                        std::pair{rndis::kOidGenMaximumTotalSize, mtu + 14}}) {
+      const auto m = guest->rndis_query(oid, {}, 4);
+      ASSERT_TRUE(m && m->size() == 4) << ndis_mtu;
+      uint32_t value;
+      std::memcpy(&value, m->data(), 4);
+      EXPECT_EQ(value, expected) << "NDIS_CONF mtu " << ndis_mtu << ", OID " << std::hex << oid;
+    }
+  }
+}
+
 TEST_F(HostTest, UnknownOidIsNotSupportedWithoutData) {
   start_and_probe();
   EXPECT_FALSE(guest->rndis_query(0x00010117, {}, 64).has_value());

@@ -130,6 +130,19 @@ TEST_F(HostTest, PacketFilterPointDelaysVfAssoc) {
   EXPECT_EQ(note(guest->notes[0]).type, nvsp::kTypeVfAssoc);
 }
 
+TEST_F(HostTest, PacketFilterPointSendsVfAssocBeforeTheFilterCompletion) {
+  // DPDK 24.11.8 switches its data path to a VF attached while its port was not started only in
+  // hn_vf_start, right after this SET: the note must reach it first (doc/hardware.md §11.11).
+  config.vfassoc_point = VfAssocPoint::kPacketFilter;
+  start();
+  host->set_vf_available(true, 5);
+  ASSERT_EQ(guest->probe(), nvsp::kVersion61);
+  const uint32_t filter = 0x0D;
+  ASSERT_TRUE(guest->rndis_set(0x0001010E, {reinterpret_cast<const uint8_t*>(&filter), 4}));
+  ASSERT_EQ(guest->notes_at_reply, 1u);
+  EXPECT_EQ(note(guest->notes[0]).type, nvsp::kTypeVfAssoc);
+}
+
 TEST_F(HostTest, NoVfAssocWithoutSriovInNdisConf) {
   config.max_nvsp_version = nvsp::kVersion4;  // DPDK announces SR-IOV from version 5 on
   start();
