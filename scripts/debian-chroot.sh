@@ -31,11 +31,11 @@ root=${MANA_CHROOT_ROOT:-/var/cache/mana-pmd/$suite}
 # installed), valgrind for the cost benchmark's instruction counts (scripts/bench-cost.sh --trixie
 # --callgrind), clang for the doorbell-trap forms it compiles (a build without it has a skipping
 # test, which fails under CI=true), dpdk-doc for the l3fwd examples' sources, tshark, Open vSwitch
-# with DPDK, and what scripts/build-deb.sh needs.
+# with DPDK, and what scripts/build-deb.sh needs (debhelper, lintian, build-essential).
 packages=(dpdk dpdk-dev dpdk-doc "librte-net-mana$dpdk_abi" "librte-mempool-ring$dpdk_abi" libibverbs-dev ibverbs-providers
   rdma-core g++ make meson ninja-build pkg-config libgtest-dev python3 python3-scapy python3-pyelftools iproute2
   iputils-ping tcpdump tshark procps util-linux coreutils kmod valgrind clang openvswitch-switch-dpdk dpkg-dev debhelper
-  xz-utils)
+  lintian build-essential xz-utils)
 # Changes to the list make an existing chroot install the difference.
 stamp="$root/.mana-pmd-complete"
 want_stamp=$(printf '%s\n' "${packages[@]}" | sha256sum | cut -d' ' -f1)

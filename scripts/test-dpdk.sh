@@ -40,7 +40,6 @@ step() {
 # Tests of the host's suite that are not in this stage, and why (printed on every run).
 declare -A not_here=(
   [integration-upstream-crosscheck]="it builds DPDK 22.11's net_mana from Debian 12's source package; here the distribution's own net_mana is the independent driver (suite system-net-mana)"
-  [integration-install]="our .deb exists for Debian 12 only (librte-net-mana23): here the distribution's own librte-net-mana$([ "$version" = 24.11 ] && echo 25 || echo 26), which libdpdk-dev depends on, owns the plugin folder's librte_net_mana.so, so a package of ours needs a dpkg-divert of it (not done yet)"
 )
 
 # CI's share of the integration suite: what touches DPDK's driver interface most (probe and

@@ -265,6 +265,24 @@ def emulated_env(p):
     return {k: child_environ(p, k) for k in ("SYSFS_PCI_DEVICES", "MANA_EMU_CONFIG", "LD_PRELOAD")}
 
 
+def testpmd_mempool_drivers():
+    """The mempool drivers Debian's dpdk-testpmd links (librte_mempool_dpaa.so.23, .25, .26)."""
+    ldd = subprocess.run(["ldd", "/usr/bin/dpdk-testpmd"], capture_output=True, text=True, check=True)
+    return sorted(set(re.findall(r"(librte_mempool_\w+\.so\.\d+)", ldd.stdout)))
+
+
+def pool_user_env(p):
+    """emulated_env(p) for a secondary that uses the mempools of the testpmd primary under `p`
+    (dpdk-dumpcap copies into its pool, dpdk-proc-info --show-mempool counts the primary's). The
+    mempool drivers testpmd links register their ops before the plugins; a pool names its ops by
+    index into the process's own table, so in a secondary that does not link them the index names
+    other ops: dumpcap's copies fail (22.11), proc-info's count calls another driver and crashes
+    (25.11). Preloaded, they give the secondary testpmd's order (doc/guide.md "Installing")."""
+    env = emulated_env(p)
+    env["LD_PRELOAD"] = ":".join([env["LD_PRELOAD"], *testpmd_mempool_drivers()])
+    return env
+
+
 def emu_ctl(p, *command):
     """Sends one control command to the emulator that runs under `p`; returns the reply line."""
     control = child_environ(p, "MANA_EMU_CONTROL")

@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The Debian packages (scripts/build-deb.sh) installed with dpkg, as a user installs them: Azure's
 documented testpmd command line with no -d on the installed mana-emu, dpdk-dumpcap capturing from
-that running primary, dpdk-proc-info reading its stats, then dpkg -r.
+that running primary, dpdk-proc-info reading its stats, then dpkg -r. Where the distribution ships
+its own net_mana at the plugin's path (Debian 13, unstable: scripts/test-dpdk.sh), ours diverts it
+while installed, and after dpkg -r the distribution's files are back exactly as they were.
 
 Other tests (and other users of this machine) load their build tree's plugin with -d and must never
 see a second net_mana in the system plugin folder. So everything runs inside a private mount
@@ -12,6 +14,8 @@ namespace (unshare --mount --propagation private) in which overlayfs covers /usr
 really installs and removes there; when the namespace's last process ends, its mounts and every
 file written go with it, on a crash too. Outside, the test checks that nothing changed."""
 
+import hashlib
+import json
 import os
 import re
 import subprocess
@@ -20,13 +24,17 @@ import tempfile
 from pathlib import Path
 
 import harness
-from harness import BUILT_PMD, EMU_BDF, Failure, Program, emu_mac, emulated_env, expect
+from harness import BUILD, EMU_BDF, Failure, Program, emu_mac, emulated_env, expect
 
 # Hugepages its DPDK processes take together at their peak (hugepages.py): one testpmd with its default mbuf pool and dpdk-dumpcap, measured 400 MB.
 HUGEPAGES_MB = 512
 
 TOP = Path(__file__).resolve().parents[2]
-PACKAGES = ["librte-net-mana23", "mana-emu", "mana-doctor"]
+# The driver's package is named for the DPDK (scripts/build-deb.sh): librte-net-mana23 on 22.11,
+# mana-pmd-dpdk25/26 on 24.11/25.11.
+PMD_PACKAGE = {(22, 11): "librte-net-mana23", (24, 11): "mana-pmd-dpdk25",
+               (25, 11): "mana-pmd-dpdk26"}[harness.DPDK_VERSION]
+PACKAGES = [PMD_PACKAGE, "mana-emu", "mana-doctor"]
 COVERED = ["/usr", "/etc", "/var", "/run"]  # overlays inside the namespace
 # seeds: Azure's "MANA single queue test", verbatim.
 AZURE_LINE = ('dpdk-testpmd -l 1-3 --vdev="$BUS_INFO,mac=$MANA_MAC" -- --forward-mode=txonly '
@@ -55,18 +63,29 @@ def host_state():
         state["dpkg info " + pkg] = sorted(str(p) for p in Path("/var/lib/dpkg/info").glob(pkg + "[.:]*"))
         state["dpkg.log " + pkg] = Path("/var/log/dpkg.log").read_text(errors="replace").count(" " + pkg + ":")
     state["ld.so.cache mana"] = re.findall(rb"[\w.]*mana[\w.]*", Path("/etc/ld.so.cache").read_bytes())
-    pmds = Path(subprocess.run(["pkg-config", "--variable=libdir", "libdpdk"], capture_output=True,
-                               text=True).stdout.strip()) / "dpdk"
-    state["net_mana files"] = sorted(str(p) for p in pmds.glob("pmds-*/*net_mana*"))
-    state["other files"] = sorted(p for p in ["/usr/bin/mana-emu", "/usr/share/doc/librte-net-mana23",
+    state["net_mana files"] = plugin_folder_net_mana()
+    state["other files"] = sorted(p for p in ["/usr/bin/mana-emu", f"/usr/share/doc/{PMD_PACKAGE}",
                                               "/usr/share/doc/mana-emu", "/usr/share/man/man1/mana-emu.1.gz",
                                               "/usr/bin/mana-doctor"]
                                   if Path(p).exists())
     return state
 
 
+def plugin_folder_net_mana():
+    """Every net_mana file of the EAL's plugin folder, exactly: a link's target, a file's sha256."""
+    pmds = Path(subprocess.run(["pkg-config", "--variable=libdir", "libdpdk"], capture_output=True,
+                               text=True).stdout.strip()) / "dpdk"
+    return {str(p): f"-> {os.readlink(p)}" if p.is_symlink() else
+            hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(pmds.glob("pmds-*/*net_mana*"))}
+
+
 def build_packages():
-    out = subprocess.run([TOP / "scripts/build-deb.sh"], capture_output=True, text=True, timeout=1200)
+    # The driver-SDK headers of the build under test (scripts/test-dpdk.sh's -Ddpdk_sdk_dir=).
+    options = json.loads(subprocess.run(["meson", "introspect", "--buildoptions", str(BUILD)],
+                                        capture_output=True, text=True, check=True).stdout)
+    sdk = next(o["value"] for o in options if o["name"] == "dpdk_sdk_dir")
+    out = subprocess.run([TOP / "scripts/build-deb.sh", *(["--sdk", sdk] if sdk else [])],
+                         capture_output=True, text=True, timeout=1200)
     if out.returncode != 0:
         raise Failure(f"scripts/build-deb.sh failed:\n{out.stdout}{out.stderr}")
     debs = [line for line in out.stdout.split() if line.endswith(".deb") and "-dbgsym_" not in line]
@@ -77,7 +96,7 @@ def build_packages():
 def test_installed_package_in_private_namespace():
     debs = build_packages()
     before = host_state()
-    expect(not before["net_mana files"], f"a net_mana is installed on the host: {before}")
+    expect(not before["status " + PMD_PACKAGE].endswith(" installed"), f"{PMD_PACKAGE} is installed: {before}")
     try:
         with tempfile.TemporaryDirectory(prefix="debpkg-ns.") as scratch:
             inner = Program(["unshare", "--mount", "--propagation", "private", "--", sys.executable,
@@ -156,15 +175,6 @@ def captured(capture, count=64):
     return out.stdout.split()
 
 
-def mempool_drivers_linked():
-    """The mempool drivers Debian's dpdk-testpmd links (librte_mempool_dpaa.so.23): they register
-    their ops before the plugins, so the ops table of a secondary that does not link them
-    (dpdk-dumpcap) is ordered differently and every copy the primary makes into dumpcap's pool fails
-    (doc/guide.md, "Installing"). Preloading them into the secondary gives it the same order."""
-    ldd = run("ldd", "/usr/bin/dpdk-testpmd")
-    return sorted(set(re.findall(r"(librte_mempool_\w+\.so\.\d+)", ldd)))
-
-
 def check_azure_line_dumpcap_proc_info(scratch):
     env = {"BUS_INFO": EMU_BDF, "MANA_MAC": emu_mac(0)}
     p = Program(["mana-emu", "run", "--", "bash", "-c", azure_line()], env=env)
@@ -175,11 +185,10 @@ def check_azure_line_dumpcap_proc_info(scratch):
     secondary_env = {**os.environ, **emulated_env(p)}
 
     capture = Path(scratch, "txonly.pcapng")
-    dumpcap_env = {"LD_PRELOAD": ":".join([secondary_env["LD_PRELOAD"], *mempool_drivers_linked()])}
     # dumpcap runs until the primary has stopped: when it ends by itself (-c) while the primary
     # forwards, DPDK 22.11's primary may still be copying into the pool dumpcap frees on exit
     # (a segfault in librte_pcapng, 1 run in 5 here; doc/guide.md, "Installing").
-    dumpcap = Program(["dpdk-dumpcap", "-i", "0", "-w", capture], env={**emulated_env(p), **dumpcap_env})
+    dumpcap = Program(["dpdk-dumpcap", "-i", "0", "-w", capture], env=harness.pool_user_env(p))
     harness.repeat_until(lambda: captured(capture), lambda frames: len(frames) >= 64,
                          "64 frames in dumpcap's file", timeout=60)
 
@@ -211,12 +220,33 @@ def check_two_copies_one_line():
     print(lines[0])
 
 
+def diversions():
+    return sorted(line for line in run("dpkg-divert", "--list").splitlines() if "net_mana" in line)
+
+
+def check_distributions_files_diverted(theirs, plugin):
+    """The distribution's own plugin files (before: `theirs`) at *.distrib, unchanged, and ours at
+    their paths; with no distribution's net_mana (Debian 12) the diversions divert nothing."""
+    ours = [f for f in plugin if re.search(r"/librte_net_mana\.so\.\d+(\.\d+)?$", f)]
+    expect(len(ours) == 2, f"expected the plugin and its soname link, got {plugin}")
+    expect(diversions() == sorted(f"diversion of {f} to {f}.distrib by {PMD_PACKAGE}" for f in ours),
+           f"diversions: {diversions()}")
+    moved = {f[:-len(".distrib")]: h for f, h in plugin_folder_net_mana().items() if f.endswith(".distrib")}
+    expect(moved == {f: h for f, h in theirs.items() if f in ours},
+           f"the distribution's files aside: {moved}, before: {theirs}")
+    run("dpkg", "--verify", PMD_PACKAGE)  # our files, as packaged, at the plugin's paths
+    print(f"diverted: {sorted(moved) or 'nothing (no distribution net_mana)'}")
+
+
 def inside(scratch, debs):
     private_root(scratch)
+    theirs = plugin_folder_net_mana()
     run("dpkg", "-i", *debs, timeout=300)
     files = installed_files()
-    plugin = [f for f in files if f.endswith("/librte_net_mana.so.23.0")]
+    plugin = [f for f in files if "/dpdk/pmds-" in f]
     expect(plugin, f"no plugin in {files}")
+    check_distributions_files_diverted(theirs, [f for f in run("dpkg", "-L", PMD_PACKAGE).splitlines()
+                                                if "/dpdk/pmds-" in f])
     # The installed doctor checks the installed plugin by default.
     expect(str(Path(plugin[0]).parent / "librte_net_mana.so") in
            run("mana-doctor", "--help").replace("\n", "").replace(" ", ""),
@@ -227,8 +257,12 @@ def inside(scratch, debs):
     finally:
         harness.kill_leftovers()
         run("dpkg", "-r", *PACKAGES, timeout=300)
-    left = [f for f in files if Path(f).exists()]
+    left = [f for f in files if Path(f).exists() and f not in theirs]  # theirs: checked below
     expect(not left, f"dpkg -r left {left}")
+    # The distribution's own net_mana (librte-net-mana25/26) back exactly as it was.
+    expect(plugin_folder_net_mana() == theirs and not diversions(),
+           f"after dpkg -r: {plugin_folder_net_mana()}, diversions {diversions()}; before: {theirs}")
+    print(f"after dpkg -r, the plugin folder's net_mana as before: {theirs or 'none'}")
 
 
 if __name__ == "__main__":

@@ -68,10 +68,17 @@ def mempool_in_use(primary):
     out = subprocess.run(["dpdk-proc-info", "--file-prefix", PREFIX,
                           *pmd_args(), "-a", EMU_BDF, "--", f"--show-mempool={POOL}"],
                          capture_output=True, text=True, timeout=60,
-                         env={**os.environ, **emulated_env(primary)})
-    expect(out.returncode == 0, f"dpdk-proc-info: {out.stdout}{out.stderr}", primary)
+                         env={**os.environ, **harness.pool_user_env(primary)})
+    expect(out.returncode == 0, f"dpdk-proc-info exited with {out.returncode}: {out.stdout}{out.stderr}",
+           primary)
     m = re.search(r"Count: avail \((\d+)\), in use \((\d+)\)", out.stdout)
     expect(m, f"no pool counts in:\n{out.stdout}", primary)
+    # The pool's ops as proc-info's own table names them: the primary's (harness.pool_user_env).
+    ops = re.search(r"ops_name (\S+)", out.stdout)
+    primary_ops = primary.wait_for(r"preferred mempool ops selected: (\S+)", timeout=5)
+    expect(ops and ops.group(1) == primary_ops.group(1),
+           f"proc-info reads the pool's ops as {ops and ops.group(1)}, testpmd uses {primary_ops.group(1)}",
+           primary)
     return int(m.group(2)), out.stdout
 
 

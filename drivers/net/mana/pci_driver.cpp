@@ -55,7 +55,7 @@ RTE_INIT(mana_pci_register) {
   if (!other.empty()) {
     MANA_INIT_LOG(WARNING,
                   "%s is not used: another copy of net_mana, %s, was loaded first and drives the "
-                  "devices (the installed librte-net-mana23 and a -d plugin?)",
+                  "devices (the installed package and a -d plugin?)",
                   mana::this_copy_path().c_str(), other.c_str());
     return;
   }
