@@ -26,7 +26,7 @@ PRIMARY_LCORES = "2@0,3@1"
 SECONDARY_LCORES = "4@0,5@1"
 
 CYCLES = 20
-TOLERANCE = 0.125  # LISA's hot-plug test: rates after the event within ±12.5 % of before
+TOLERANCE = 0.125  # as LISA's hot-plug test: no rate 12.5 % below before (nor above the cap: within())
 # Each port sends at most TX_PPS frames a second (mana-emu run --tx-pps, doc/hardware.md §9.20), as
 # the VM's cap shapes a port on Azure. Without the cap the rates here follow the shared 2-core
 # machine and not the port: unloaded, two stable operating points 6.5 and 11 Mpps (see RATE_OPTS);
@@ -109,9 +109,15 @@ def deviations(after, baseline):
 
 
 def within(after, baseline, tolerance=TOLERANCE):
-    """Recovered: every rate within ±`tolerance` of its baseline, measured once before the first
-    removal (so a loss that accumulates over cycles is seen, and so is a rate above the cap)."""
-    return all(abs(d) <= tolerance for d in deviations(after, baseline))
+    """Recovered: no rate more than `tolerance` below its baseline, measured once before the first
+    removal (so a loss that accumulates over cycles is seen), and none more than `tolerance` above
+    the larger of its baseline and the two ports' cap (so a rate past the cap is seen too). A rate
+    above a baseline that stayed under the cap is a baseline taken while this 2-core machine was
+    busy (CI saw a secondary-process baseline of 121 kpps against 197 kpps at the cap after the
+    first recovery): it shows no fault of the recovery, which can only lose rate."""
+    cap = 2 * TX_PPS
+    return all(a >= b * (1 - tolerance) and a <= max(b, cap) * (1 + tolerance)
+               for a, b in zip(after, baseline))
 
 
 def describe(cycle, after, baseline, attempts, names=("tx", "rx")):
