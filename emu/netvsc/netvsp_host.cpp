@@ -5,6 +5,7 @@
 #include <cstdarg>
 #include <cstdio>
 
+#include "device/offloads.h"
 #include "netvsc/netvsp_state.h"
 #include "netvsc/nvsp_format.h"
 
@@ -26,7 +27,7 @@ uint32_t NetvspHost::State::reply_size() const {
 }
 
 uint32_t NetvspHost::State::frame_max() const {
-  return ndis_configured ? ndis_mtu : config.mtu + 14;
+  return ndis_configured ? ndis_mtu : config.mtu + kEthHeaderLen;
 }
 
 NetvspHost::NetvspHost(const NetvspConfig& config, GuestMemory& memory, NetvspHooks& hooks)

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "device/offloads.h"
 #include "netvsc/netvsp_state.h"
 #include "netvsc/nvsp_format.h"
 #include "netvsc/rndis_format.h"
@@ -20,7 +21,6 @@ constexpr uint32_t kSupportedVersions[] = {nvsp::kVersion1, nvsp::kVersion2, nvs
 // a 36-byte footer.
 constexpr uint32_t kRxHeaderRoom = 256;
 constexpr uint32_t kRxFooter = 36;
-constexpr uint32_t kEthHeader = 14;
 // NDIS_CONF MTUs the vmswitch takes, with the Ethernet header (OpenVMM MIN_MTU, MAX_MTU).
 constexpr uint32_t kNdisMtuMin = 1514;
 constexpr uint32_t kNdisMtuMax = 9216;
@@ -80,7 +80,7 @@ void handle_rxbuf_conn(NetvspHost::State& s, unsigned channel, const GuestPacket
   nvsp::RxbufConnResp r{};
   r.type = nvsp::kTypeRxbufConnResp;
   r.status = nvsp::kStatusFailed;
-  const uint32_t frame_max = std::max(s.frame_max(), s.config.mtu + kEthHeader);
+  const uint32_t frame_max = std::max(s.frame_max(), s.config.mtu + kEthHeaderLen);
   uint32_t size = s.config.rxbuf_section_size;
   if (size == 0) size = (kRxHeaderRoom + frame_max + kRxFooter + 7) & ~7u;
   const uint32_t buffer_len = static_cast<uint32_t>(s.memory.receive_buffer().size());

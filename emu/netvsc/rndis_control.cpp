@@ -6,6 +6,7 @@
 #include <cstring>
 #include <vector>
 
+#include "device/offloads.h"
 #include "netvsc/ndis_format.h"
 #include "netvsc/netvsp_state.h"
 #include "netvsc/rndis_format.h"
@@ -63,7 +64,7 @@ std::vector<uint8_t> query_data(NetvspHost::State& s, uint32_t oid, uint32_t* st
       return u32(static_cast<uint32_t>(s.config.link_speed_bps / 100));
     // DPDK 24.11 takes the first as its MTU at probe and after mtu_set (doc/hardware.md §11.6).
     case rndis::kOidGenMaximumFrameSize:
-      return u32(s.frame_max() - 14);
+      return u32(s.frame_max() - kEthHeaderLen);
     case rndis::kOidGenMaximumTotalSize:
       return u32(s.frame_max());
     case rndis::kOidGenVendorId:
