@@ -29,7 +29,22 @@ unsigned DeviceImpl::drain_doorbells() {
   return n;
 }
 
+// Rounds until one sees no slot change, for the reason DeviceThread::drain_fifos gives: a slot read
+// late may show a newer doorbell than one read earlier, whose own newer store it followed. A
+// driver's store to a slot comes once per burst, so a round that finds none is the rule; the bound
+// keeps a driver storing without pause from holding the device thread here.
 unsigned DeviceImpl::sample_doorbell_pages() {
+  constexpr unsigned kMaxRounds = 64;
+  unsigned n = 0;
+  for (unsigned round = 0; round < kMaxRounds; ++round) {
+    const unsigned changed = sample_doorbell_pages_once();
+    if (changed == 0) break;
+    n += changed;
+  }
+  return n;
+}
+
+unsigned DeviceImpl::sample_doorbell_pages_once() {
   unsigned n = 0;
   for (Context* ctx : context_list_) {
     for (unsigned s = 0; s < ctx->last_sampled.size(); ++s) {

@@ -112,7 +112,8 @@ class DeviceImpl final : public Device {
 
   // ---- doorbells (device_doorbells.cpp)
   unsigned drain_doorbells();
-  unsigned sample_doorbell_pages();
+  unsigned sample_doorbell_pages();       // until a round sees no change
+  unsigned sample_doorbell_pages_once();  // one read of every context's slots
   // Applies every doorbell stored before a destroy call, so that none outlives its queue.
   void settle_doorbells();
   void apply_doorbell(uint32_t context_id, uint32_t offset, uint64_t value);

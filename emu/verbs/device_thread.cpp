@@ -115,7 +115,27 @@ void DeviceThread::stop() {
   thread_.join();
 }
 
+// Doorbells reach a NIC in the order one CPU stored them, whatever page they went to
+// (doc/hardware.md §4.8, "Order across queues"). Draining one FIFO after another does not keep
+// that order: a thread preempted between two FIFOs hands over a context's newer doorbells without
+// another context's older ones (an SQ's TX of frames whose RX buffers were reposted, unseen, before
+// it). So rounds repeat until one pops nothing: then every record pushed before a popped one was
+// popped too, and the device applies a set closed under that order before it polls.
 unsigned DeviceThread::drain_fifos() {
+  // A round that pops must overlap a push, which takes a trapped store (microseconds) while an
+  // empty round takes nanoseconds: the bound only keeps a pathological producer from stalling the
+  // data path.
+  constexpr unsigned kMaxRounds = 1024;
+  unsigned work = 0;
+  for (unsigned round = 0; round < kMaxRounds; ++round) {
+    const unsigned popped = drain_fifos_once();
+    if (popped == 0) break;
+    work += popped;
+  }
+  return work;
+}
+
+unsigned DeviceThread::drain_fifos_once() {
   unsigned work = 0;
   const unsigned used = fifo_slots_used_.load(std::memory_order_acquire);
   for (unsigned i = 0; i < used; ++i) {

@@ -55,7 +55,8 @@ class DeviceThread {
   };
   void run();
   unsigned pass();
-  unsigned drain_fifos();
+  unsigned drain_fifos();       // until a round pops nothing: in the order of the stores
+  unsigned drain_fifos_once();  // one round over every FIFO
   bool wait_for_pass();
 
   void start();
