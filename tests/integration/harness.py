@@ -6,6 +6,7 @@ waits for the line it needs (with a deadline, never a blind sleep), and the prog
 a user stops it (SIGINT for testpmd, which then prints its final statistics and exits 0).
 """
 
+import json
 import os
 import re
 import selectors
@@ -291,6 +292,11 @@ def emu_ctl(p, *command):
     if out.returncode != 0:
         raise Failure(f"mana-emu ctl {' '.join(command)}: {out.stdout}{out.stderr}")
     return out.stdout.strip()
+
+
+def device_counters(p, vf=0):
+    """The emulator's counters of VF `vf` under `p` (mana-emu ctl counters): ports, SQs, RQs."""
+    return json.loads(emu_ctl(p, "counters", str(vf)).split(" ", 1)[1])
 
 
 def parse_port_stats(text):

@@ -155,12 +155,14 @@ def test_pair_counters_match_exactly():
     p.send("stop")
     p.wait_for(r"Done\.", start=len(p.lines) - 1)
     s = show_port_stats(p)
+    device = harness.device_counters(p)  # printed on a mismatch: which drop took the frames
     p.send("quit")
     rc = p.finish()
     expect(rc == 0, f"testpmd exited {rc}", p)
     for tx, rx in ((0, 1), (1, 0)):
         expect(s[tx]["TX-packets"] == s[rx]["RX-packets"],
-               f"port {tx} sent {s[tx]['TX-packets']} but port {rx} received {s[rx]['RX-packets']}", p)
+               f"port {tx} sent {s[tx]['TX-packets']} but port {rx} received {s[rx]['RX-packets']}"
+               f"; the device's counters: {device}", p)
         expect(s[tx]["TX-bytes"] == s[rx]["RX-bytes"],
                f"port {tx} sent {s[tx]['TX-bytes']} bytes, port {rx} got {s[rx]['RX-bytes']}", p)
         expect(s[tx]["TX-packets"] > 200000, f"port {tx} sent only {s[tx]['TX-packets']}", p)
