@@ -53,36 +53,59 @@ DoorbellFifo* DoorbellFifo::attach(void* mem) {
   return fifo;
 }
 
-void DoorbellFifo::push(const DoorbellRecord& record) noexcept {
+uint64_t DoorbellFifo::claim() noexcept {
   uint64_t position = enqueue_position_.load(std::memory_order_relaxed);
-  Cell* cell;
   uint32_t full_spins = 0;
   for (;;) {
-    cell = &cells()[position & mask_];
-    const uint64_t sequence = cell->sequence.load(std::memory_order_acquire);
+    const uint64_t sequence = cells()[position & mask_].sequence.load(std::memory_order_acquire);
     const int64_t lag = static_cast<int64_t>(sequence - position);
     if (lag == 0) {
       if (enqueue_position_.compare_exchange_weak(position, position + 1,
                                                   std::memory_order_relaxed)) {
-        break;
+        return position;
       }
       continue;  // `position` was reloaded by the failed exchange
     }
-    if (lag < 0) wait_for_room(full_spins++);  // the consumer has not freed this cell yet
+    // The consumer has not freed this cell yet (taken-ahead cells read as negative lag too).
+    if (lag < 0) wait_for_room(full_spins++);
     position = enqueue_position_.load(std::memory_order_relaxed);
   }
-  cell->record = record;
-  cell->sequence.store(position + 1, std::memory_order_release);
+}
+
+void DoorbellFifo::publish(uint64_t position, const DoorbellRecord& record) noexcept {
+  Cell& cell = cells()[position & mask_];
+  cell.record = record;
+  cell.sequence.store(position + 1, std::memory_order_release);
 }
 
 bool DoorbellFifo::pop(DoorbellRecord& record) noexcept {
-  const uint64_t position = dequeue_position_.load(std::memory_order_relaxed);
-  Cell* cell = &cells()[position & mask_];
-  if (cell->sequence.load(std::memory_order_acquire) != position + 1) return false;
-  record = cell->record;
-  cell->sequence.store(position + mask_ + 1, std::memory_order_release);
-  dequeue_position_.store(position + 1, std::memory_order_relaxed);
-  return true;
+  const uint64_t head = dequeue_position_.load(std::memory_order_relaxed);
+  const uint64_t end = enqueue_position_.load(std::memory_order_acquire);
+  // Cells between head and end are claimed: published (sequence position + 1), being written
+  // (sequence == position) or taken ahead. At most one is being written per producer thread.
+  for (uint64_t position = head; position != end; ++position) {
+    Cell& cell = cells()[position & mask_];
+    if (cell.sequence.load(std::memory_order_acquire) != position + 1) continue;
+    record = cell.record;
+    if (position == head) {
+      release_from(position);
+    } else {
+      cell.sequence.store((position + 1) | kTakenAhead, std::memory_order_relaxed);
+    }
+    return true;
+  }
+  return false;
+}
+
+void DoorbellFifo::release_from(uint64_t position) noexcept {
+  for (;;) {
+    cells()[position & mask_].sequence.store(position + mask_ + 1, std::memory_order_release);
+    ++position;
+    if (position == enqueue_position_.load(std::memory_order_acquire)) break;
+    const uint64_t next = cells()[position & mask_].sequence.load(std::memory_order_relaxed);
+    if (next != ((position + 1) | kTakenAhead)) break;
+  }
+  dequeue_position_.store(position, std::memory_order_relaxed);
 }
 
 uint64_t DoorbellFifo::size() const {

@@ -139,6 +139,58 @@ TEST(DoorbellFifo, PopsInPushOrderAcrossManyWraps) {
   }
 }
 
+// A producer preempted between claiming its cell and publishing it (a trapped store not yet
+// done) must not hide the records other threads pushed after it: the device would see their
+// doorbells without the older ones they followed (doc/hardware.md §4.8). Its own record comes out
+// once published, and the cells taken ahead of it are reused only after that.
+TEST(DoorbellFifo, ARecordStillBeingWrittenHidesNoneOfTheLaterOnes) {
+  SharedMemory mem(DoorbellFifo::bytes(4));
+  DoorbellFifo* fifo = DoorbellFifo::init(mem.get(), 4);
+  ASSERT_NE(fifo, nullptr);
+  DoorbellRecord r;
+  const uint64_t stalled = fifo->claim();                     // producer 1, preempted
+  for (uint64_t i = 0; i < 3; ++i) fifo->push(Record(2, i));  // producer 2 fills the ring
+  for (uint64_t i = 0; i < 3; ++i) {
+    ASSERT_TRUE(fifo->pop(r)) << "record " << i << " of producer 2 hidden";
+    EXPECT_EQ(r.value, Record(2, i).value);
+  }
+  EXPECT_FALSE(fifo->pop(r));
+  EXPECT_EQ(fifo->size(), 4u);  // no cell is free until producer 1's is taken
+  fifo->publish(stalled, Record(1, 0));
+  ASSERT_TRUE(fifo->pop(r));
+  EXPECT_EQ(r.value, Record(1, 0).value);
+  EXPECT_FALSE(fifo->pop(r));
+  EXPECT_EQ(fifo->size(), 0u);
+  // Every cell is free again: a whole ring, in order, twice.
+  uint64_t pushed = 0, popped = 0;
+  for (int lap = 0; lap < 2; ++lap) {
+    for (int i = 0; i < 4; ++i) fifo->push(Record(3, pushed++));
+    for (int i = 0; i < 4; ++i) {
+      ASSERT_TRUE(fifo->pop(r));
+      EXPECT_EQ(r.value, Record(3, popped++).value);
+    }
+  }
+  // Two stalled producers with published records between and after them.
+  const uint64_t a = fifo->claim();
+  fifo->push(Record(4, 0));
+  const uint64_t b = fifo->claim();
+  fifo->push(Record(4, 1));
+  ASSERT_TRUE(fifo->pop(r));
+  EXPECT_EQ(r.value, Record(4, 0).value);
+  ASSERT_TRUE(fifo->pop(r));
+  EXPECT_EQ(r.value, Record(4, 1).value);
+  EXPECT_FALSE(fifo->pop(r));
+  fifo->publish(b, Record(5, 0));
+  ASSERT_TRUE(fifo->pop(r));
+  EXPECT_EQ(r.value, Record(5, 0).value);
+  EXPECT_EQ(fifo->size(), 4u);  // a's cell still holds the ring's head
+  fifo->publish(a, Record(6, 0));
+  ASSERT_TRUE(fifo->pop(r));
+  EXPECT_EQ(r.value, Record(6, 0).value);
+  EXPECT_FALSE(fifo->pop(r));
+  EXPECT_EQ(fifo->size(), 0u);
+}
+
 TEST(DoorbellFifo, PushWaitsWhenFullInsteadOfDropping) {
   constexpr uint32_t kCapacity = 8;
   SharedMemory mem(DoorbellFifo::bytes(kCapacity));
