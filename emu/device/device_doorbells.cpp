@@ -7,6 +7,7 @@
 
 #include "device/cq_producer.h"
 #include "device/device_impl.h"
+#include "device/quiet_rounds.h"
 
 namespace mana::emu {
 
@@ -29,19 +30,13 @@ unsigned DeviceImpl::drain_doorbells() {
   return n;
 }
 
-// Rounds until one sees no slot change, for the reason DeviceThread::drain_fifos gives: a slot read
-// late may show a newer doorbell than one read earlier, whose own newer store it followed. A
+// Rounds until one sees no slot change (doc/hardware.md §4.8, "Order across queues"): a slot read
+// late may show a doorbell stored after one that a slot read earlier does not show yet. A
 // driver's store to a slot comes once per burst, so a round that finds none is the rule; the bound
 // keeps a driver storing without pause from holding the device thread here.
 unsigned DeviceImpl::sample_doorbell_pages() {
   constexpr unsigned kMaxRounds = 64;
-  unsigned n = 0;
-  for (unsigned round = 0; round < kMaxRounds; ++round) {
-    const unsigned changed = sample_doorbell_pages_once();
-    if (changed == 0) break;
-    n += changed;
-  }
-  return n;
+  return rounds_until_quiet(kMaxRounds, [this] { return sample_doorbell_pages_once(); });
 }
 
 unsigned DeviceImpl::sample_doorbell_pages_once() {

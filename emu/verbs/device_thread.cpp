@@ -8,6 +8,8 @@
 
 #include <chrono>
 
+#include "device/quiet_rounds.h"
+
 namespace mana::emu::verbs {
 
 namespace {
@@ -126,13 +128,7 @@ unsigned DeviceThread::drain_fifos() {
   // empty round takes nanoseconds: the bound only keeps a pathological producer from stalling the
   // data path.
   constexpr unsigned kMaxRounds = 1024;
-  unsigned work = 0;
-  for (unsigned round = 0; round < kMaxRounds; ++round) {
-    const unsigned popped = drain_fifos_once();
-    if (popped == 0) break;
-    work += popped;
-  }
-  return work;
+  return rounds_until_quiet(kMaxRounds, [this] { return drain_fifos_once(); });
 }
 
 unsigned DeviceThread::drain_fifos_once() {

@@ -6,12 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdlib>
 #include <functional>
 #include <utility>
 #include <vector>
 
+#include "../emu_tool/fake_device.h"
 #include "verbs/device_thread.h"
 
 namespace mana::emu::test {
@@ -22,8 +22,9 @@ constexpr uint32_t kCtxA = 1, kCtxB = 2;  // e.g. port 0's RQ, port 1's SQ
 // Records the doorbells handed to it and what it had when it polled. Its first doorbell of B
 // stands for the moment the device thread, done with FIFO A, is about to drain B: `on_first_b`
 // lets the producer store meanwhile, as a preempted device thread lets a driver do.
-class RecordingDevice : public Device {
+class RecordingDevice : public testing::FakeDevice {
  public:
+  RecordingDevice() : FakeDevice(VfConfig{}) {}
   std::vector<uint64_t> rung;
   std::vector<std::vector<uint64_t>> seen_at_poll;
   std::function<void()> on_first_b;
@@ -40,45 +41,6 @@ class RecordingDevice : public Device {
     const auto& s = seen_at_poll.at(at_poll);
     return std::find(s.begin(), s.end(), value) != s.end();
   }
-
-  const VfConfig& config() const override { return config_; }
-  int open_context(volatile uint64_t*, uint32_t*) override { return ENOSYS; }
-  int close_context(uint32_t) override { return ENOSYS; }
-  int alloc_pd(uint32_t, uint32_t*) override { return ENOSYS; }
-  int dealloc_pd(uint32_t) override { return ENOSYS; }
-  int reg_mr(uint32_t, uint64_t, uint64_t, uint32_t, uint32_t*) override { return ENOSYS; }
-  int dereg_mr(uint32_t) override { return ENOSYS; }
-  int create_cq(uint32_t, void*, uint32_t, CqEventFd, uint32_t*) override { return ENOSYS; }
-  int destroy_cq(uint32_t) override { return ENOSYS; }
-  int create_wq(uint32_t, uint32_t, void*, uint32_t, uint32_t, uint32_t, uint32_t,
-                uint32_t*) override {
-    return ENOSYS;
-  }
-  int destroy_wq(uint32_t) override { return ENOSYS; }
-  int create_raw_qp(uint32_t, uint32_t, uint32_t, void*, uint32_t, uint32_t, uint32_t, uint32_t,
-                    SqBinding*, uint32_t*) override {
-    return ENOSYS;
-  }
-  int create_rss_qp(uint32_t, uint32_t, uint32_t, const uint32_t*, unsigned, uint8_t,
-                    const uint8_t*, uint32_t, RqBinding*, uint32_t*) override {
-    return ENOSYS;
-  }
-  int destroy_qp(uint32_t) override { return ENOSYS; }
-  void set_poll_doorbells(bool) override {}
-  void set_netdev_up(uint32_t, bool) override {}
-  bool netdev_up(uint32_t) const override { return false; }
-  void inject(const Fault&) override {}
-  void set_present(bool) override {}
-  void set_disassociate_destroy(bool) override {}
-  bool present() const override { return true; }
-  QueueCounters sq_counters(uint32_t) const override { return {}; }
-  QueueCounters rq_counters(uint32_t) const override { return {}; }
-  PortCounters port_counters(uint32_t) const override { return {}; }
-  LiveObjects live_objects() const override { return {}; }
-  uint64_t bad_doorbells() const override { return 0; }
-
- private:
-  VfConfig config_;
 };
 
 struct Fifo {
