@@ -48,7 +48,8 @@ class DoorbellFifo {
   bool pop(DoorbellRecord& record) noexcept;
 
   uint32_t capacity() const { return mask_ + 1; }
-  // Records pushed and not yet popped (a snapshot; exact when producers are idle).
+  // Cells claimed and not yet free again: records not yet popped, and those popped ahead of one
+  // still being written (a snapshot; exact when producers are idle).
   uint64_t size() const;
 
   DoorbellFifo(const DoorbellFifo&) = delete;
