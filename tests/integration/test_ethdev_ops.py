@@ -23,7 +23,7 @@ REFRESH_TIMEOUT = 30
 
 
 def device_port(p, port=0):
-    reply = json.loads(emu_ctl(p, "counters", "0").split(" ", 1)[1])
+    reply = harness.device_counters(p)
     return reply["ports"][port]
 
 

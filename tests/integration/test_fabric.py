@@ -114,7 +114,7 @@ def test_azure_txonly_tx_ip_between_two_ports_of_one_process():
                  "--tx-ip=198.18.1.1,198.18.1.2"])
     p.wait_for(r"Tx-pps:\s+[1-9]", timeout=60)
     ports = fabric_ports(fabric)
-    port1 = json.loads(emu_ctl(p, "counters", "0").split(" ", 1)[1])["ports"][1]
+    port1 = harness.device_counters(p)["ports"][1]
     expect(p.stop() == 0, "testpmd failed", p)
     s = ports[emu_mac(0)]
     expect(s["delivered"] > 0 and s["unknown_ip"] == 0 and s["spoofed"] == 0,

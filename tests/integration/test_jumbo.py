@@ -8,12 +8,11 @@ MTU M below is asked for as --max-pkt-len=M+14, and the sender's frames are M+14
 the MTU allows), in several segments from 4000 up. Every frame the sender's driver took must reach
 the receiver: exact counts, no error or drop anywhere. Then what must fail, fails clearly."""
 
-import json
 import os
 import re
 
 import harness
-from harness import Program, emu_ctl, emu_run, expect, parse_forward_stats
+from harness import Program, emu_run, expect, parse_forward_stats
 from test_fabric import fabric_ports, receiver_rx_packets
 
 # Hugepages its DPDK processes take together at their peak (hugepages.py): two testpmd processes of -m 128 and small pools, measured 360 and 412 MB.
@@ -68,7 +67,7 @@ def send_receive(max_pkt_len, txpkts, queues=1):
                          (blocks[-2][0], blocks[-1][0]),
                          lambda last: last[1] == sent or last[0] == last[1],
                          f"the receiver to count {sent} packets or stop counting", timeout=60)
-    vport = json.loads(emu_ctl(rcv, "counters", "0").split(" ", 1)[1])["ports"][0]
+    vport = harness.device_counters(rcv)["ports"][0]
     ports = fabric_ports(fabric)
     expect(rcv.stop() == 0, "receiver failed", rcv)
     got = parse_forward_stats(rcv.output())
@@ -99,7 +98,7 @@ def test_lisa_line_with_four_queues():
 
 
 def vport_counters(p):
-    return json.loads(emu_ctl(p, "counters", "0").split(" ", 1)[1])["ports"][0]
+    return harness.device_counters(p)["ports"][0]
 
 
 def frames_above_the_receivers_mtu(vport_mtu):

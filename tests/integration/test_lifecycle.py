@@ -65,7 +65,7 @@ def test_stop_start_and_reconfigure_leak_nothing():
     live = json.loads(emu_ctl(p, "live", "0").split(" ", 1)[1])
     expect(all(v == 0 for v in live.values()), f"emulator objects still alive after close: {live}", p)
     # Every doorbell named a live queue, also those rung by the last burst before `port stop all`.
-    counters = json.loads(emu_ctl(p, "counters", "0").split(" ", 1)[1])
+    counters = harness.device_counters(p)
     expect(counters["bad_doorbells"] == 0,
            f"emulator counted {counters['bad_doorbells']} bad doorbells over the cycles", p)
     p.send("quit")

@@ -98,7 +98,7 @@ def test_secondary_process_forwards_its_own_queues():
     # order of doorbells across contexts (doc/hardware.md §4.8), such drops made a direction die
     # out now and then; now any drop fails the test.
     def device_ports():
-        return json.loads(emu_ctl(primary, "counters", "0").split(" ", 1)[1])["ports"]
+        return harness.device_counters(primary)["ports"]
 
     def enough(s):
         drops = {q: device_ports()[q]["rx_no_wqe_drops"] for q in (0, 1)}

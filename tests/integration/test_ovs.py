@@ -7,7 +7,6 @@ ovs-vswitchd logs no warning or error. Under both of the emulator's descriptor l
 (doc/emulator.md `--limits`); the 256-entry limit of 6.2-era kernels with OVS's default of 2048
 descriptors fails as doc/guide.md "Open vSwitch" says."""
 
-import json
 import re
 import shutil
 import subprocess
@@ -330,7 +329,7 @@ def test_bridged_over_netvsc_ports_with_our_vfs():
         bridge_and_check(ovs, xstat_prefix="vf_")
         # Every unicast frame went through our VFs (the emulator's port counters; group frames the
         # TAPs send on their own stay on the synthetic path).
-        ports = json.loads(harness.emu_ctl(ovs.vswitchd, "counters", "0")[3:])["ports"]
+        ports = harness.device_counters(ovs.vswitchd)["ports"]
         got = [(c["rx_frames"], c["tx_frames"]) for c in ports]
         expect(got == [(300, 200), (200, 300)], f"VF frames (rx, tx) per port: {got}",
                ovs.vswitchd)

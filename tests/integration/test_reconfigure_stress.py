@@ -12,14 +12,13 @@ every mbuf back in its pool after the last stop. Primary and secondary run on di
 queue structs and NULL checks the secondary crashes in cycle 1 (the first reconfiguration to one
 queue)."""
 
-import json
 import os
 import re
 import subprocess
 import time
 
 import harness
-from harness import (EMU_BDF, Program, emu_ctl, emu_mac, emulated_env, expect, pmd_args,
+from harness import (EMU_BDF, Program, emu_mac, emulated_env, expect, pmd_args,
                      testpmd_on_emu)
 
 # Hugepages its DPDK processes take together at their peak (hugepages.py): one testpmd and its secondary (shared memory), measured 376 MB.
@@ -106,7 +105,7 @@ def test_secondary_forwards_while_primary_reconfigures():
     mark = len(secondary.lines)
     secondary.wait_for(r"Rx-pps:\s+[1-9]", start=mark, timeout=30)
     secondary.wait_for(r"Tx-pps:\s+[1-9]", start=secondary.last_index, timeout=30)
-    counters = json.loads(emu_ctl(primary, "counters", "0").split(" ", 1)[1])
+    counters = harness.device_counters(primary)
     expect(secondary.stop() == 0, "secondary failed", secondary)
     fwd = harness.parse_forward_stats(secondary.output())
     expect(all(fwd.get(q, {}).get("RX-packets", 0) > 0 for q in (0, 1)),

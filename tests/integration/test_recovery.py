@@ -64,7 +64,7 @@ def live(p):
 
 def sq_counters(p, name):
     """One counter of every live SQ (hardware id -> value) from the emulator."""
-    reply = json.loads(emu_ctl(p, "counters", "0").split(" ", 1)[1])
+    reply = harness.device_counters(p)
     return {q["id"]: q[name] for q in reply["sqs"]}
 
 

@@ -11,7 +11,6 @@ offload both ways, VLAN strip and insert, RX CQE coalescing, multi-process (seco
 own queues), removal event, MTU; at most 256 descriptors per queue (so not the 2048 of the
 2025-kernel test) and none of our driver's log lines or xstats."""
 
-import json
 import re
 import subprocess
 import sys
@@ -136,7 +135,7 @@ def test_strict_vport_offset_300_needs_the_long_oob():
         p.wait_for(r"Port 0: ")
 
         def sq_totals():
-            sqs = json.loads(harness.emu_ctl(p, "counters", "0").split(" ", 1)[1])["sqs"]
+            sqs = harness.device_counters(p)["sqs"]
             return sum(q["packets"] for q in sqs), sum(q["error_cqes"] for q in sqs)
 
         sent, refused = harness.repeat_until(

@@ -6,7 +6,6 @@ the whole burst by it (doc/hardware.md §4.7, §4.9), whichever unit the NIC rep
 in (mana-emu --hw tx-wqe-offset=bu|bytes). Counted exactly: mbufs held by the port, the emulator's
 CQEs and testpmd's TX-errors."""
 
-import json
 
 import harness
 from harness import emu_ctl, emu_mac, expect, testpmd_on_emu
@@ -21,7 +20,7 @@ FAULTS = 4  # WQEs 3, 7, 11, 15 after arming: the middle and the end of two burs
 
 def sq_counters(p):
     """The emulator's counters of the port's one SQ."""
-    sqs = json.loads(emu_ctl(p, "counters", "0").split(" ", 1)[1])["sqs"]
+    sqs = harness.device_counters(p)["sqs"]
     expect(len(sqs) == 1, f"expected one SQ in the emulator, found {sqs}", p)
     return sqs[0]
 
