@@ -56,11 +56,12 @@ def needs_forwarding_testpmd(test):
     return run
 
 
-def testpmd(nic, wire, prefix, args, emu_opts=(), pool=("--total-num-mbufs=8192",)):
+def testpmd(nic, wire, prefix, args, emu_opts=(), pool=("--total-num-mbufs=8192",), devargs=""):
     """Interactive testpmd on the netvsc port of `nic` (LISA's EAL line but for this machine's two
-    cores, -m and --file-prefix for two processes, -d for the driver built here), ready once the
-    host has the data path on our VF."""
-    eal = ["-l", "0-1", "--vdev", f"{nic['pci']},mac={nic['mac']}", "--log-level", "netvsc,debug",
+    cores, -m and --file-prefix for two processes, -d for the driver built here; `devargs` after
+    the MAC), ready once the host has the data path on our VF."""
+    eal = ["-l", "0-1", "--vdev", f"{nic['pci']},mac={nic['mac']}{devargs}", "--log-level",
+           "netvsc,debug",
            "--file-prefix", prefix, "-m", "256", "--huge-unlink", *harness.pmd_args()]
     p = Program([*emu_run(["--vf", nic["pci"], "--mac", nic["mac"], "--ip", nic["ip"],
                            "--wire", wire, "--uio-netvsc", "0", *emu_opts]),

@@ -18,6 +18,7 @@
 #include "mana_log.h"
 #include "mp.h"
 #include "mtu.h"
+#include "port_owner.h"
 #include "priv.h"
 #include "queue_control.h"
 #include "queue_info.h"
@@ -160,7 +161,12 @@ bool all_queues_set_up(rte_eth_dev* dev) {
 bool vf_is_here(const PortPriv& priv, const char* what) {
   const Recovery r = recovery_state(priv);
   if (r == Recovery::kNone) return true;
-  if (r == Recovery::kFailed)
+  // Under an owner the port is the owner's to close or keep: say what it does, not what an
+  // application would do.
+  char note[kOwnerNoteLen];
+  if (owner_removal_note(priv.port_id, note, sizeof(note))[0] != '\0')
+    MANA_DRV_LOG(ERR, "port %u: cannot %s: the VF is removed%s", priv.port_id, what, note);
+  else if (r == Recovery::kFailed)
     MANA_DRV_LOG(ERR,
                  "port %u: cannot %s: the VF was removed and did not come back: close the port, "
                  "or reset it (rte_eth_dev_reset) once the VF is back",
@@ -186,16 +192,36 @@ int tx_queue_setup_op(rte_eth_dev* dev, uint16_t idx, uint16_t nb_desc, unsigned
   return tx_queue_setup(dev, idx, nb_desc, socket, conf);
 }
 
+// A start that the VF's removal overtook (before it or inside it), on a port another driver owns:
+// the owner was told (RTE_ETH_EVENT_INTR_RMV) and closes the port, and its own start must not
+// fail for it: DPDK's netvsc PMD would be left stopped, deaf to the VF's hot-add (doc/guide.md
+// "Servicing, case by case"). The port counts as started with its bursts returning 0; the
+// recovery starts its queues if the owner keeps it. `rc` otherwise.
+int start_overtaken_by_removal(rte_eth_dev* dev, int rc) {
+  PortPriv* priv = priv_of(dev);
+  char note[kOwnerNoteLen];
+  if (recovery_state(*priv) == Recovery::kNone ||
+      owner_removal_note(priv->port_id, note, sizeof(note))[0] == '\0')
+    return rc;
+  set_start_queue_states(dev);
+  priv->started = true;
+  MANA_DRV_LOG(NOTICE, "port %u: started while the VF is removed: bursts return 0%s", priv->port_id,
+               note);
+  return 0;
+}
+
 int start_locked(rte_eth_dev* dev) {
   PortPriv* priv = priv_of(dev);
   if (!all_queues_set_up(dev)) return -EINVAL;
+  if (start_overtaken_by_removal(dev, -EIO) == 0) return 0;
   if (!vf_is_here(*priv, "start the port")) return -EIO;
+  mtu_warn_short_buffers(dev);
   // TX first: the raw QPs configure the vPort that the RSS QP of the RX queues needs.
-  if (int rc = tx_queues_start(dev); rc != 0) return rc;
+  if (int rc = tx_queues_start(dev); rc != 0) return start_overtaken_by_removal(dev, rc);
   if (dev->data->nb_rx_queues != 0) {
     if (int rc = rx_queues_start(dev); rc != 0) {
       tx_queues_stop(dev);
-      return rc;
+      return start_overtaken_by_removal(dev, rc);
     }
   }
   static_cast<ProcessPrivate*>(dev->process_private)->db_page = priv->db_page;

@@ -11,6 +11,7 @@
 
 #include "mana_log.h"
 #include "netdev_mtu.h"
+#include "port_owner.h"
 #include "priv.h"
 #include "recovery.h"
 
@@ -31,6 +32,30 @@ int write_mtu(rte_eth_dev* dev, uint16_t mtu) {
 
 }  // namespace
 
+int rx_queue_short_of(const rte_eth_dev* dev, uint16_t mtu) {
+  for (uint16_t i = 0; i < dev->data->nb_rx_queues; i++) {
+    // In data room (headroom included), as rx_queue_setup says it: one measure for both.
+    const auto* q = static_cast<const RxQueue*>(dev->data->rx_queues[i]);
+    if (q != nullptr && q->buf_len + RTE_PKTMBUF_HEADROOM < rx_data_room_for(mtu)) return i;
+  }
+  return -1;
+}
+
+void mtu_warn_short_buffers(const rte_eth_dev* dev) {
+  const uint16_t mtu = dev->data->mtu;
+  const int i = rx_queue_short_of(dev, mtu);
+  char owner[RTE_ETH_MAX_OWNER_NAME_LEN];
+  if (i < 0 || !port_owner_name(dev->data->port_id, owner, sizeof(owner))) return;
+  const auto* q = static_cast<const RxQueue*>(dev->data->rx_queues[i]);
+  MANA_DRV_LOG(WARNING,
+               "port %u: MTU %u from the port's owner (%s) is taken although RX queue %u's "
+               "buffers hold frames of up to %u bytes, not the MTU's %u (no scattered RX): "
+               "longer frames are dropped and counted (xstat rx_cqe_truncated_errors); a pool "
+               "with a data room of %u holds them (testpmd: --mbuf-size=%u)",
+               dev->data->port_id, mtu, owner, i, q->buf_len, rx_frame_len(mtu),
+               rx_data_room_for(mtu), rx_data_room_for(mtu));
+}
+
 int mtu_set(rte_eth_dev* dev, uint16_t mtu) {
   const PortPriv* priv = priv_of(dev);
   if (mtu < RTE_ETHER_MIN_MTU || mtu > priv->max_mtu) {
@@ -40,11 +65,11 @@ int mtu_set(rte_eth_dev* dev, uint16_t mtu) {
                  dev->data->port_id, mtu, RTE_ETHER_MIN_MTU, priv->max_mtu, priv->ifname);
     return -EINVAL;
   }
-  for (uint16_t i = 0; i < dev->data->nb_rx_queues; i++) {
-    // In data room (headroom included), as rx_queue_setup says it: one measure for both.
+  // A port another driver owns takes it anyway (mtu_warn_short_buffers says so at its start).
+  if (const int i = rx_queue_short_of(dev, mtu);
+      i >= 0 && !owned_by_another_driver(dev->data->port_id)) {
     const auto* q = static_cast<const RxQueue*>(dev->data->rx_queues[i]);
     const uint32_t needed = rx_data_room_for(mtu);
-    if (q == nullptr || q->buf_len + RTE_PKTMBUF_HEADROOM >= needed) continue;
     MANA_DRV_LOG(ERR,
                  "port %u: MTU %u needs a mempool data room of %u bytes (MTU %u + %u, "
                  "max_rx_pktlen %u, + headroom %u; no scattered RX), RX queue %u's has %u: set "

@@ -239,13 +239,19 @@ void recovery_begin(rte_eth_dev* dev) {
   // No burst of any process touches the dead queues from here on.
   close_port_gates(dev);
   char m[RTE_ETHER_ADDR_FMT_SIZE];
-  const bool owned = owned_by_another_driver(priv.port_id);
+  char note[kOwnerNoteLen];
+  const bool owned = owner_removal_note(priv.port_id, note, sizeof(note))[0] != '\0';
   if (priv.recovery_timeout_s == 0) {
     set_state(priv, Recovery::kFailed);
-    MANA_DRV_LOG(ERR,
-                 "port %u (%s): the VF was removed; recovery_timeout=0: the port stays stopped: "
-                 "close it, or reset it (rte_eth_dev_reset) once the VF is back",
-                 priv.port_id, priv.ifname);
+    // Under an owner the application never sees this port: what happens is the owner's doing.
+    if (owned)
+      MANA_DRV_LOG(ERR, "port %u (%s): the VF was removed (recovery_timeout=0)%s", priv.port_id,
+                   priv.ifname, note);
+    else
+      MANA_DRV_LOG(ERR,
+                   "port %u (%s): the VF was removed; recovery_timeout=0: the port stays stopped: "
+                   "close it, or reset it (rte_eth_dev_reset) once the VF is back",
+                   priv.port_id, priv.ifname);
   } else {
     priv.recovery_deadline =
         rte_get_timer_cycles() + uint64_t{priv.recovery_timeout_s} * rte_get_timer_hz();
@@ -255,8 +261,7 @@ void recovery_begin(rte_eth_dev* dev) {
                  "port %u (%s): the VF was removed: bursts return 0 until a VF with MAC %s is "
                  "back (waiting up to %u s)%s",
                  priv.port_id, priv.ifname, mac_text(priv, m), priv.recovery_timeout_s,
-                 owned ? "; the port's owner is told (RTE_ETH_EVENT_INTR_RMV)"
-                       : "; the removal event follows only if it does not come back");
+                 owned ? note : "; the removal event follows only if it does not come back");
   }
   if (priv.recovery_timeout_s == 0 || owned) raise_removal(dev);
   if (priv.recovery_timeout_s != 0)

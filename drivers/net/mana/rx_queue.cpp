@@ -11,6 +11,7 @@
 
 #include "kept_queues.h"
 #include "mana_log.h"
+#include "port_owner.h"
 #include "provider_limits.h"
 #include "queue_memory.h"
 #include "rss.h"
@@ -234,11 +235,12 @@ int rx_queue_setup(rte_eth_dev* dev, uint16_t idx, uint16_t nb_desc, unsigned so
                    const rte_eth_rxconf* conf, rte_mempool* mp) {
   PortPriv* priv = priv_of(dev);
   // One buffer per frame (no scattered RX, doc/hardware.md §4.4): it must hold the largest frame
-  // of the port's MTU (mtu_set refuses a larger MTU while this queue is set up).
+  // of the port's MTU (mtu_set refuses a larger MTU while this queue is set up), unless another
+  // driver owns the port (mtu.h: the owner keeps its VF; dev_start warns).
   const uint32_t data_room = rte_pktmbuf_data_room_size(mp);
   const uint32_t frame = rx_frame_len(dev->data->mtu);
   const uint32_t needed = rx_data_room_for(dev->data->mtu);
-  if (data_room < needed) {
+  if (data_room < needed && !owned_by_another_driver(priv->port_id)) {
     MANA_DRV_LOG(ERR,
                  "port %u RX queue %u: mempool %s has %u bytes of data room, frames need %u "
                  "(MTU %u + %u, max_rx_pktlen %u, + headroom %u; no scattered RX): create the "
