@@ -44,11 +44,12 @@ declare -A not_here=(
 
 # CI's share of the integration suite: what touches DPDK's driver interface most (probe and
 # devargs, the data path and its counters, per-queue and extended stats, secondaries, queue state
-# and control ops, the port's life), Open vSwitch of that distribution, and LISA's netvsc-mode
-# testpmd lines (which only a testpmd of DPDK >= 23.11 forwards: 35 s), in about 2.5 min.
+# and control ops, the port's life), Open vSwitch of that distribution, LISA's netvsc-mode
+# testpmd lines (which only a testpmd of DPDK >= 23.11 forwards: 35 s) and servicing under
+# net_netvsc around MTU changes, port start and stop (20 s), in about 3 min.
 ci_tests=(integration-load integration-forwarding integration-tap integration-lifecycle
   integration-multiprocess integration-queue-control integration-ethdev-ops integration-port-config
-  integration-ovs crosscheck-system-net-mana integration-netvsc-testpmd)
+  integration-ovs crosscheck-system-net-mana integration-netvsc-testpmd integration-netvsc-servicing)
 ci=0
 if [ "${1:-}" = --ci ]; then
   ci=1

@@ -96,6 +96,27 @@ TEST_F(MtuTest, MtuSetRefusesAnMtuTheRxBuffersCannotHold) {
   data_.nb_rx_queues = 0;
 }
 
+// Under an owner (DPDK's netvsc PMD sets its MTU on the VF it adds again after a servicing, and a
+// refusal there loses the VF) the same MTU is taken: longer frames are dropped and counted.
+TEST_F(MtuTest, AnOwnedPortTakesAnMtuTheRxBuffersCannotHold) {
+  auto q = std::make_unique<RxQueue>();
+  q->buf_len = 2048;
+  void* queues[1] = {q.get()};
+  data_.rx_queues = queues;
+  data_.nb_rx_queues = 1;
+  data_.owner.id = 7;
+  snprintf(data_.owner.name, sizeof(data_.owner.name), "netvsc-uuid");
+  rte_eth_dev_data* const saved = rte_eth_devices[data_.port_id].data;
+  rte_eth_devices[data_.port_id].data = &data_;  // where ethdev keeps the owner
+  EXPECT_EQ(ops_->mtu_set(&dev_, 4000), 0);
+  EXPECT_EQ(netdev_mtu(), "4000");
+  data_.owner.id = RTE_ETH_DEV_NO_OWNER;
+  EXPECT_EQ(ops_->mtu_set(&dev_, 4001), -EINVAL);
+  rte_eth_devices[data_.port_id].data = saved;
+  data_.rx_queues = nullptr;
+  data_.nb_rx_queues = 0;
+}
+
 TEST_F(MtuTest, ConfigureSetsTheNetdevToTheEthdevMtu) {
   data_.nb_tx_queues = 1;
   data_.mtu = 8986;  // what ethdev set from rxmode.mtu before calling dev_configure
