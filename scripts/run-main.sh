@@ -22,7 +22,7 @@ done
 emu=$top/build/emu/tool/mana-emu
 
 if [ ! -x "$emu" ]; then
-  # Until the emulator lands (issue 3) the main job stops at loading the driver into testpmd.
+  # Without the emulator the main job stops at loading the driver into testpmd.
   echo "run-main: the emulator is not built yet; showing that testpmd loads net_mana" >&2
   exec timeout -s INT --preserve-status "$secs" stdbuf -oL dpdk-testpmd -l 0-1 --file-prefix mana-main \
     -m 256 -d "$pmd" --no-pci --vdev net_null0 -- --stats-period 2 --total-num-mbufs 4096

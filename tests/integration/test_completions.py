@@ -3,7 +3,7 @@
 """Completions that must not stop or shift a queue.
 
 TX keeps completing when tx_rs_thresh asks for CQEs rarely and WQEs are large (doc/hardware.md
-§4.9, doc/guide.md "TX thresholds"). Issue 16's testpmd line: 64 descriptors, tx_rs_thresh 60,
+§4.9, doc/guide.md "TX thresholds"). The testpmd line that once stalled TX: 64 descriptors, tx_rs_thresh 60,
 packets of 15 segments with VLAN insertion (long OOB): each WQE takes 9 basic units of an SQ sized
 for 8 per descriptor, so the SQ fills at 56 WQEs, before 60 packets went without a CQE. Unless
 the driver asks for a CQE when the SQ has no room for another such WQE, every outstanding WQE is

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""Azure's recommended MANA setup (issue 17): Debian's unmodified net_netvsc (Debian 12's DPDK
+"""Azure's recommended MANA setup: Debian's unmodified net_netvsc (Debian 12's DPDK
 22.11; Debian 13's 24.11 under scripts/test-dpdk.sh 24.11) on the emulated Hyper-V synthetic NIC
 (`mana-emu run --uio-netvsc 0`: the VMBus device bound to uio_hv_generic, doc/emulator.md "The
 synthetic NIC") with our net_mana as its VF. LISA's testpmd lines, which need a testpmd that

@@ -74,6 +74,14 @@ def add(p, cycle, mark):
     p.wait_for(HOTPLUG_LINE, start=mark, timeout=30)
 
 
+def quit_with_vf_mtu(p, mtu):
+    """The VF's netdev has `mtu`; forwarding stops and testpmd quits cleanly."""
+    expect(netdev_mtu(p) == mtu, f"the VF's netdev MTU: {netdev_mtu(p)}, expected {mtu}", p)
+    stop_forwarding(p)
+    p.send("quit")
+    expect(p.finish() == 0, "testpmd failed", p)
+
+
 @needs_forwarding_testpmd
 def test_mtu_set_then_servicing_keeps_the_vf():
     """`port config mtu 1 4000` on the stopped netvsc port (net_netvsc 24.11.8 keeps a stopped
@@ -122,27 +130,21 @@ def test_mtu_set_then_servicing_keeps_the_vf():
     p.wait_for(r"MTU 4000 from the port's owner", start=mark)
     expect(not any("Failed to set VF MTU" in line for line in p.lines[mark:]),
            "net_netvsc could not set the MTU on the VF", p)
-    expect(netdev_mtu(p) == 4000, f"the VF's netdev MTU: {netdev_mtu(p)}", p)
-    stop_forwarding(p)
-    p.send("quit")
-    expect(p.finish() == 0, "testpmd failed", p)
+    quit_with_vf_mtu(p, 4000)
 
 
 @needs_forwarding_testpmd
 def test_mtu_at_start_is_taken_as_after_servicing():
     """The same answer at configuration time: `--max-pkt-len` gives the netvsc port MTU 4000,
     which reaches our port through net_netvsc's configure of its VF; our RX queue setup takes the
-    short buffers for the owner (before, it refused and net_netvsc's start lost the VF)."""
+    short buffers for the owner (before, it refused, and testpmd under net_netvsc crashed)."""
     p = testpmd(SENDER, "loop", "mana-nvsv-mtu-start",
                 ["--forward-mode=txonly", "--max-pkt-len=4018"], emu_opts=TX_PPS)
     command(p, "start", r"txonly packet forwarding")
     vf_sends(p, "with MTU 4000 from the start")
     warned = [line for line in p.lines if "MTU 4000 from the port's owner" in line]
     expect(len(warned) == 1, f"one warning about the short RX buffers (one start): {warned}", p)
-    expect(netdev_mtu(p) == 4000, f"the VF's netdev MTU: {netdev_mtu(p)}", p)
-    stop_forwarding(p)
-    p.send("quit")
-    expect(p.finish() == 0, "testpmd failed", p)
+    quit_with_vf_mtu(p, 4000)
 
 
 @needs_forwarding_testpmd

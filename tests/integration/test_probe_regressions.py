@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""What issue 19's probe found, through testpmd's prompt on the emulator: descriptor status and the
+"""What an adversarial probe found, through testpmd's prompt on the emulator: descriptor status and the
 used-descriptor count of a queue that was never set up answer (doc/guide.md "Queues at run time")
 instead of crashing testpmd; queue starts, a reset and an MTU asked for while the VF is removed
 (doc/guide.md "VF removal and recovery"); an MTU set on a started port."""
