@@ -109,6 +109,19 @@ int on_tx_stall_timeout(const char* key, const char* value, void* opaque) {
                        &st->tx_stall_timeout_seen, &st->out->tx_stall_timeout_s);
 }
 
+// rte_kvargs_process without the call: DPDK announced for 26.11 a new parameter of it (the count of
+// matched keys), while the parsed list itself (rte_kvargs: count, pairs) is public and unchanged
+// since 22.11. Each pair of `key`, in the order given, to `handler`; a key without a value reaches
+// it as NULL (which each of ours refuses with its own message).
+int process_key(const rte_kvargs* kv, const char* key, arg_handler_t handler, void* opaque) {
+  for (unsigned i = 0; i < kv->count; i++) {
+    if (std::strcmp(kv->pairs[i].key, key) != 0) continue;
+    const int rc = handler(key, kv->pairs[i].value, opaque);
+    if (rc != 0) return rc;
+  }
+  return 0;
+}
+
 }  // namespace
 
 bool Devargs::wants(const rte_ether_addr& mac) const {
@@ -134,9 +147,9 @@ int parse_devargs(const char* args, Devargs& out, char* error, size_t error_len)
     return -EINVAL;
   }
   ParseState st{&out, error, error_len, false, false};
-  int rc = rte_kvargs_process(kv, kDevargsMac, on_mac, &st);
-  if (rc == 0) rc = rte_kvargs_process(kv, kDevargsRecoveryTimeout, on_recovery_timeout, &st);
-  if (rc == 0) rc = rte_kvargs_process(kv, kDevargsTxStallTimeout, on_tx_stall_timeout, &st);
+  int rc = process_key(kv, kDevargsMac, on_mac, &st);
+  if (rc == 0) rc = process_key(kv, kDevargsRecoveryTimeout, on_recovery_timeout, &st);
+  if (rc == 0) rc = process_key(kv, kDevargsTxStallTimeout, on_tx_stall_timeout, &st);
   rte_kvargs_free(kv);
   if (rc != 0) {
     if (error_len && error[0] == '\0')

@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <type_traits>
 
+#include <unistd.h>
+
 #include <ethdev_driver.h>
 #include <rte_mbuf_ptype.h>
 #include <rte_version.h>
@@ -58,6 +60,14 @@ constexpr eth_stats_get_t stats_get_op() {
 // eth_rx_queue_count_t returns uint32_t in 22.11 and 24.11, int in 25.11 (as eth_tx_queue_count_t
 // always did: the count or a negative errno, which rte_eth_rx_queue_count always returned as int).
 using RxQueueCount = std::invoke_result_t<eth_rx_queue_count_t, void*>;
+
+// The system's page size (what the doorbell page is mapped with and what memory registrations are
+// aligned to). EAL's rte_mem_page_size() is declared in rte_eal_paging.h, which DPDK does not
+// install, not even with its driver SDK: only builds with headers from a source tree had it.
+inline size_t page_size() {
+  static const size_t size = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  return size;
+}
 
 }  // namespace mana::compat
 

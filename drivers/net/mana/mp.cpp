@@ -11,14 +11,12 @@
 #include <bus_pci_driver.h>
 #include <ethdev_driver.h>
 #include <infiniband/verbs.h>
-extern "C" {  // this SDK header lacks C++ guards
-#include <rte_eal_paging.h>
-}
 #include <rte_errno.h>
 #include <rte_malloc.h>
 
 #include "burst.h"
 #include "descriptor_status.h"
+#include "dpdk_compat.h"
 #include "ethdev_ops.h"
 #include "mana_log.h"
 #include "priv.h"
@@ -131,7 +129,7 @@ void install_bursts(uint16_t port_id, bool started) {
 
 // Maps the page behind a verbs cmd fd (the doorbell page of the primary's context).
 void* map_doorbell_page(int fd) {
-  void* page = mmap(nullptr, rte_mem_page_size(), PROT_WRITE, MAP_SHARED, fd, 0);
+  void* page = mmap(nullptr, compat::page_size(), PROT_WRITE, MAP_SHARED, fd, 0);
   return page == MAP_FAILED ? nullptr : page;
 }
 
@@ -146,12 +144,12 @@ int remap_doorbell_page(uint16_t port_id, const rte_mp_msg* msg) {
   if (page == nullptr || pp == nullptr) {
     MANA_DRV_LOG(ERR, "port %u: cannot map the primary's new doorbell page: %s", port_id,
                  strerror(page == nullptr ? err : ENODEV));
-    if (page != nullptr) munmap(page, rte_mem_page_size());
+    if (page != nullptr) munmap(page, compat::page_size());
     return -ENODEV;
   }
   void* old = pp->db_page;
   pp->db_page = page;
-  if (old != nullptr) munmap(old, rte_mem_page_size());
+  if (old != nullptr) munmap(old, compat::page_size());
   return 0;
 }
 
@@ -335,7 +333,7 @@ void mp_detach_secondary(rte_eth_dev* dev) {
                    dev->data->port_id, kGateTimeoutMs);
   }
   if (pp != nullptr) mr_events_unsubscribe(&pp->mr_events);
-  if (pp != nullptr && pp->db_page != nullptr) munmap(pp->db_page, rte_mem_page_size());
+  if (pp != nullptr && pp->db_page != nullptr) munmap(pp->db_page, compat::page_size());
   action_unref();
 }
 

@@ -7,13 +7,11 @@
 #include <vector>
 
 #include <infiniband/verbs.h>
-extern "C" {  // this SDK header lacks C++ guards
-#include <rte_eal_paging.h>
-}
 #include <rte_errno.h>
 #include <rte_malloc.h>
 #include <rte_mempool.h>
 
+#include "dpdk_compat.h"
 #include "mana_log.h"
 
 namespace mana {
@@ -178,7 +176,7 @@ std::vector<MrRange> pool_ranges(rte_mempool* mp) {
   rte_mempool_mem_iter(
       mp,
       [](rte_mempool*, void* opaque, rte_mempool_memhdr* h, unsigned) {
-        const uintptr_t page = rte_mem_page_size();
+        const uintptr_t page = compat::page_size();
         const uintptr_t a = reinterpret_cast<uintptr_t>(h->addr);
         static_cast<std::vector<MrRange>*>(opaque)->push_back(
             {RTE_ALIGN_FLOOR(a, page), RTE_ALIGN_CEIL(a + h->len, page), kInvalidLkey});

@@ -6,11 +6,9 @@
 #include <cstring>
 
 #include <infiniband/manadv.h>
-extern "C" {  // this SDK header lacks C++ guards
-#include <rte_eal_paging.h>
-}
 #include <rte_malloc.h>
 
+#include "dpdk_compat.h"
 #include "mana_log.h"
 
 namespace mana {
@@ -18,7 +16,7 @@ namespace {
 
 void* alloc_queue_memory(size_t size, void* data) {
   const int socket = static_cast<int>(reinterpret_cast<intptr_t>(data));
-  void* p = rte_zmalloc_socket("mana_queue", size, rte_mem_page_size(), socket);
+  void* p = rte_zmalloc_socket("mana_queue", size, compat::page_size(), socket);
   if (p == nullptr)
     MANA_DRV_LOG(ERR,
                  "no DPDK memory for a %zu-byte queue ring on socket %d: reserve more hugepages",

@@ -96,8 +96,10 @@ inline uint64_t not_plain(const rte_mbuf* m, const rte_mempool* pool) {
 }
 
 // Frees the mbufs of `n` descriptors from `first` (free-running index). With MBUF_FAST_FREE the
-// application promised one pool, refcnt 1, direct, one segment (DPDK's definition): one bulk put.
-// Otherwise the same put when a look at each mbuf shows that this holds, else the generic free.
+// application promised one pool, refcnt 1 and direct mbufs, but not one segment (DPDK 26.07 says
+// so in as many words; earlier releases never promised it): one bulk put when every WQE took one
+// basic unit, which only a one-segment packet does, without reading the mbufs. Otherwise the same
+// put when a look at each mbuf shows that this holds, else the generic free (which follows chains).
 void free_descs(TxQueue& q, uint32_t first, uint32_t n) {
   static_assert(RTE_BYTE_ORDER == RTE_LITTLE_ENDIAN);
   rte_mbuf* batch[kFreeBatch];
@@ -109,7 +111,7 @@ void free_descs(TxQueue& q, uint32_t first, uint32_t n) {
       TxDesc& d = q.descs[(first + k) & q.desc_mask];
       batch[k] = d.mbuf;
       d.mbuf = nullptr;
-      if (!q.fast_free) bad |= not_plain(batch[k], pool);
+      bad |= q.fast_free ? d.bu - 1u : not_plain(batch[k], pool);
     }
     if (bad == 0)
       rte_mempool_put_bulk(pool, reinterpret_cast<void**>(batch), nb);

@@ -16,12 +16,10 @@
 
 #include <gtest/gtest.h>
 #include <rte_errno.h>
-extern "C" {
-#include <rte_eal_paging.h>
-}
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
+#include "dpdk_compat.h"
 #include "eal_env.h"
 #include "mr_cache.h"
 
@@ -119,7 +117,7 @@ std::set<std::pair<uintptr_t, uintptr_t>> chunk_ranges(rte_mempool* mp) {
   rte_mempool_mem_iter(
       mp,
       [](rte_mempool*, void* opaque, rte_mempool_memhdr* h, unsigned) {
-        const uintptr_t page = rte_mem_page_size();
+        const uintptr_t page = compat::page_size();
         const uintptr_t a = reinterpret_cast<uintptr_t>(h->addr);
         static_cast<std::set<std::pair<uintptr_t, uintptr_t>>*>(opaque)->insert(
             {RTE_ALIGN_FLOOR(a, page), RTE_ALIGN_CEIL(a + h->len, page)});
@@ -138,7 +136,7 @@ TEST_F(MrCacheTest, FirstLookupRegistersThePoolThenHitsTheQueueCache) {
   ASSERT_FALSE(chunks.empty());
   EXPECT_EQ(fake_.mrs.size(), chunks.size());  // chunk by chunk
   for (const auto& mr : fake_.mrs) {
-    EXPECT_EQ(mr.start % rte_mem_page_size(), 0u);
+    EXPECT_EQ(mr.start % compat::page_size(), 0u);
     EXPECT_TRUE(chunks.count({mr.start, mr.start + mr.len})) << std::hex << mr.start;
   }
   // Served from the per-queue cache: no port table, no registration (pool null proves it).

@@ -134,6 +134,22 @@ TEST_F(TxFastPathTest, FastFreeOnlyWhenConfigured) {
   rte_mbuf_refcnt_set(shared, 1);  // in the pool again: as it should have been
 }
 
+// MBUF_FAST_FREE promises one pool, refcnt 1 and direct mbufs, not one segment (DPDK 26.07 says so;
+// earlier releases never promised it): a chained packet goes back whole, its second segment too.
+TEST_F(TxFastPathTest, FastFreeReturnsEverySegmentOfAChain) {
+  q_.fast_free = 1;
+  q_.max_segs = 2;
+  rte_mbuf* head = packet();
+  ASSERT_EQ(rte_pktmbuf_chain(head, packet()), 0);
+  std::vector<rte_mbuf*> pkts{head, packet()};
+  ASSERT_EQ(in_use(), 3u);
+  const eth_tx_burst_t burst = select_tx_burst(RTE_ETH_TX_OFFLOAD_MULTI_SEGS);
+  ASSERT_EQ(burst(&q_, pkts.data(), 2), 2);
+  complete(q_.sq.head_bu - 1);
+  EXPECT_EQ(tx_reclaim(q_), 2u);
+  EXPECT_EQ(in_use(), 0u) << "a segment of the chain stayed out of the pool";
+}
+
 // A packet tx_prepare seeded carries the queue's flag; the burst trusts it (and clears it), and
 // seeds a packet without it.
 TEST_F(TxFastPathTest, BurstTrustsThePreparedSeedOnce) {
