@@ -2,11 +2,14 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # A Debian chroot with that distribution's DPDK (and its own net_mana), rdma-core, Open vSwitch and
 # what our build and integration suite need: Debian 13 (trixie, DPDK 24.11) or Debian unstable (sid,
-# DPDK 25.11), for scripts/test-dpdk.sh (doc/guide.md "Other DPDK versions").
+# DPDK 25.11), for scripts/test-dpdk.sh (doc/guide.md "Other DPDK versions"). Debian 12 (bookworm)
+# without any DPDK, for a DPDK built from source (scripts/build-dpdk.sh): MANA_CHROOT_USR_LOCAL=DIR
+# makes DIR the chroot's /usr/local for one `run`, where that DPDK was installed (its libraries are
+# found through LD_LIBRARY_PATH, as after a user's `ldconfig`).
 #   scripts/debian-chroot.sh SUITE                 create or complete the chroot; prints its root
 #   scripts/debian-chroot.sh SUITE run CMD [ARG..] run CMD inside it, as root, with this checkout at
 #                                                  the same path, and /proc, /sys, /dev, hugepages, /run
-# SUITE: trixie (or 13) or sid (or unstable). scripts/trixie-chroot.sh is `debian-chroot.sh trixie`.
+# SUITE: bookworm (or 12), trixie (or 13) or sid (or unstable). scripts/trixie-chroot.sh is `debian-chroot.sh trixie`.
 # Idempotent and fast when the chroot is already complete. Everything is installed into the chroot
 # (MANA_CHROOT_ROOT, default /var/cache/mana-pmd/SUITE; MANA_TRIXIE_ROOT for trixie as before); the
 # host's apt sources stay as they are. The mounts live in a private mount namespace of the `run`
@@ -17,9 +20,10 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 die() { echo "debian-chroot: error: $*" >&2; exit 1; }
 say() { echo "debian-chroot: $*" >&2; }
 case "${1:-}" in
+  bookworm|12) suite=bookworm; dpdk_abi=""; key=debian-archive-bookworm-stable.gpg ;;
   trixie|13) suite=trixie; dpdk_abi=25; key=debian-archive-trixie-stable.gpg ;;
   sid|unstable) suite=sid; dpdk_abi=26; key=debian-archive-trixie-automatic.gpg ;;
-  *) die "the first argument is the suite: trixie (Debian 13, DPDK 24.11) or sid (unstable, DPDK 25.11)" ;;
+  *) die "the first argument is the suite: bookworm (Debian 12, no DPDK), trixie (Debian 13, DPDK 24.11) or sid (unstable, DPDK 25.11)" ;;
 esac
 shift
 root=${MANA_CHROOT_ROOT:-/var/cache/mana-pmd/$suite}
@@ -32,10 +36,19 @@ root=${MANA_CHROOT_ROOT:-/var/cache/mana-pmd/$suite}
 # --callgrind), clang for the doorbell-trap forms it compiles (a build without it has a skipping
 # test, which fails under CI=true), dpdk-doc for the l3fwd examples' sources, tshark, Open vSwitch
 # with DPDK, and what scripts/build-deb.sh needs (debhelper, lintian, build-essential).
-packages=(dpdk dpdk-dev dpdk-doc "librte-net-mana$dpdk_abi" "librte-mempool-ring$dpdk_abi" libibverbs-dev ibverbs-providers
+# Debian 12's chroot has no DPDK: what building DPDK from source needs instead (scripts/build-dpdk.sh
+# builds it there; Azure's list: libnuma-dev, libelf-dev for the BPF library, pyelftools, and
+# libpcap-dev, without which DPDK builds no dpdk-dumpcap), and no Open vSwitch (Debian 12's is
+# built with Debian 12's DPDK 22.11).
+packages=(libibverbs-dev ibverbs-providers
   rdma-core g++ make meson ninja-build pkg-config libgtest-dev python3 python3-scapy python3-pyelftools iproute2
-  iputils-ping tcpdump tshark procps util-linux coreutils kmod valgrind clang openvswitch-switch-dpdk dpkg-dev debhelper
+  iputils-ping tcpdump tshark procps util-linux coreutils kmod valgrind clang dpkg-dev debhelper
   lintian build-essential xz-utils)
+if [ -n "$dpdk_abi" ]; then
+  packages+=(dpdk dpdk-dev dpdk-doc "librte-net-mana$dpdk_abi" "librte-mempool-ring$dpdk_abi" openvswitch-switch-dpdk)
+else
+  packages+=(libnuma-dev libelf-dev libpcap-dev)
+fi
 # Changes to the list make an existing chroot install the difference.
 stamp="$root/.mana-pmd-complete"
 want_stamp=$(printf '%s\n' "${packages[@]}" | sha256sum | cut -d' ' -f1)
@@ -80,6 +93,7 @@ mount_all() {
   mount -t tmpfs -o mode=755 tmpfs "$root/run"
   mkdir -p "$root/run/netns" "$root/run/lock" "$root$top"
   mount --bind "$top" "$root$top"
+  [ -z "${MANA_CHROOT_USR_LOCAL:-}" ] || mount --bind "$MANA_CHROOT_USR_LOCAL" "$root/usr/local"
   cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
 }
 
@@ -89,7 +103,13 @@ if [ "${1:-}" = "--inside-namespace" ]; then  # (after the suite)
   mount --make-rprivate /
   mount_all
   cd "$top"
-  exec chroot "$root" /usr/bin/env -i HOME=/root TERM="${TERM:-dumb}" LANG=C.UTF-8 \
+  library_path=()
+  if [ -n "${MANA_CHROOT_USR_LOCAL:-}" ]; then
+    for dir in "$root"/usr/local/lib/*-linux-gnu; do  # (none before DPDK is installed there)
+      [ ! -d "$dir" ] || library_path=(LD_LIBRARY_PATH="${dir#"$root"}")
+    done
+  fi
+  exec chroot "$root" /usr/bin/env -i HOME=/root TERM="${TERM:-dumb}" LANG=C.UTF-8 "${library_path[@]}" \
     PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin CI="${CI:-}" \
     MANA_TEST_VERBOSE="${MANA_TEST_VERBOSE:-}" /bin/sh -c 'cd "$0" && exec "$@"' "$top" "$@"
 fi
@@ -126,9 +146,9 @@ create() {
   # Unstable has no updates or security suites.
   {
     echo "deb $mirror $suite main"
-    if [ $suite = trixie ]; then
-      echo "deb $mirror trixie-updates main"
-      [ -z "$security" ] || echo "deb $security trixie-security main"
+    if [ $suite != sid ]; then
+      echo "deb $mirror $suite-updates main"
+      [ -z "$security" ] || echo "deb $security $suite-security main"
     fi
   } >"$root/etc/apt/sources.list"
   # Unstable's Release file is valid for a week only: a mirror that is a snapshot (as this network's)
