@@ -200,6 +200,9 @@ class Device {
   // memory only with RDMAV_ALLOW_DISASSOC_DESTROY, doc/hardware.md §2.7): when false the object
   // stays counted by live_objects, as the user-space memory that still holds it. Default true.
   virtual void set_disassociate_destroy(bool frees) = 0;
+  // Whether a hot removal disassociated the context: uverbs then answers every command on it,
+  // destroys included, with EIO before any use count is looked at (doc/emulator.md).
+  virtual bool context_disassociated(uint32_t context_id) = 0;
   virtual bool present() const = 0;
 
   virtual QueueCounters sq_counters(uint32_t sq_id) const = 0;

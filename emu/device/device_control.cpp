@@ -583,6 +583,11 @@ bool DeviceImpl::present() const { return present_; }
 
 void DeviceImpl::set_poll_doorbells(bool on) { poll_doorbells_ = on; }
 
+bool DeviceImpl::context_disassociated(uint32_t context_id) {
+  std::lock_guard g(lock_);
+  return disassociated(context_id);
+}
+
 void DeviceImpl::set_disassociate_destroy(bool frees) {
   std::lock_guard g(lock_);
   disassociate_frees_ = frees;

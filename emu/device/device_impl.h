@@ -68,6 +68,7 @@ class DeviceImpl final : public Device {
   void ring(uint32_t context_id, uint32_t offset, uint64_t value) override;
   void set_poll_doorbells(bool on) override;
   void set_disassociate_destroy(bool frees) override;
+  bool context_disassociated(uint32_t context_id) override;
   unsigned poll() override;
 
   void set_netdev_up(uint32_t port, bool up) override;

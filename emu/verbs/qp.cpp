@@ -171,7 +171,8 @@ MANA_EMU_EXPORT int ibv_destroy_qp(ibv_qp* qp) {
     untrack_id(ctx->vf->sq_ids, q->sq_id);
   }
   for (uint32_t id : q->rq_ids) untrack_id(ctx->vf->rq_ids, id);
-  if (q->table != nullptr) --q->table->qps;
+  // After a removal the table may be gone first (objects go in any order): not touched then.
+  if (q->table != nullptr && !ctx->device->context_disassociated(ctx->context_id)) --q->table->qps;
   free_qp(ctx, q);
   return 0;
 }

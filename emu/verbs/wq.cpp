@@ -66,7 +66,9 @@ int op_destroy_wq(ibv_wq* wq) {
   EmuContext* ctx = emu(wq->context);
   Runtime* rt = Runtime::get();
   std::lock_guard<std::mutex> guard(rt->lock());
-  if (emu(wq)->table_entries != 0) return EBUSY;  // ib_destroy_wq_user: wq->usecnt
+  // ib_destroy_wq_user: wq->usecnt; not looked at on a disassociated context (EIO first).
+  if (emu(wq)->table_entries != 0 && !ctx->device->context_disassociated(ctx->context_id))
+    return EBUSY;
   rt->settle_doorbells();
   const int rc = destroy_result(ctx->device->destroy_wq(emu(wq)->handle));
   if (rc != 0) return rc;
@@ -105,6 +107,14 @@ ibv_rwq_ind_table* op_create_rwq_ind_table(ibv_context* context,
 int op_destroy_rwq_ind_table(ibv_rwq_ind_table* table) {
   std::lock_guard<std::mutex> guard(Runtime::get()->lock());
   EmuIndTable* t = emu(table);
+  EmuContext* ctx = emu(table->context);
+  if (ctx->device->context_disassociated(ctx->context_id)) {
+    // uverbs answers EIO (the table went with the device); libibverbs frees its memory only when
+    // allowed (destroy_result), else the call fails and the table stays.
+    if (const int rc = destroy_result(EIO); rc != 0) return rc;
+    delete t;  // its WQs may be gone already: after a removal objects go in any order
+    return 0;
+  }
   if (t->qps != 0) return EBUSY;  // uverbs_free_rwq_ind_tbl: rwq_ind_tbl->usecnt
   for (EmuWq* wq : t->wqs) --wq->table_entries;
   delete t;  // mana_ib keeps nothing for it

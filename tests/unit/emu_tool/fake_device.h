@@ -43,6 +43,7 @@ class FakeDevice : public Device {
   void ring(uint32_t, uint32_t, uint64_t) override {}
   void set_poll_doorbells(bool) override {}
   void set_disassociate_destroy(bool) override {}
+  bool context_disassociated(uint32_t) override { return false; }
   unsigned poll() override { return 0; }
 
   // Locked: a control server thread sets it while the test reads it, ordered only through a

@@ -58,5 +58,34 @@ TEST(TrapRemoval, AsyncFatalEventAndRelisting) {
   EXPECT_TRUE(vf_has_no_live_objects(1, &reply)) << reply;
 }
 
+// After a removal uverbs answers every destroy on the disassociated context with EIO before it looks
+// at any use count, so DPDK's teardown order (RSS QP, table, WQ, CQ) gets EIO at each step, never
+// EBUSY. Without RDMAV_ALLOW_DISASSOC_DESTROY (this test program does not set it) libibverbs passes
+// the EIO on and keeps each object: `live` still counts them all.
+TEST(TrapRemoval, DestroysAfterRemovalAnswerEioInAnyOrder) {
+  ibv_device** list = ibv_get_device_list(nullptr);
+  ibv_device* dev = find_device(list, "7870:00:01.0");
+  ASSERT_NE(dev, nullptr);
+  PortObjects port;
+  ASSERT_TRUE(port.open(dev, 1));
+  ASSERT_EQ(port.set_allocators(), 0);
+  TxQueue txq;  // first: the raw QP configures the vPort the RSS QP needs
+  ASSERT_EQ(txq.create(port, 64), 0);
+  RxQueue rxq;
+  ASSERT_EQ(rxq.create(port, 64), 0);
+  EXPECT_EQ(control("remove 1"), "ok VF 1 removed");
+  EXPECT_EQ(ibv_destroy_qp(rxq.rss), EIO);
+  EXPECT_EQ(ibv_destroy_rwq_ind_table(rxq.ind), EIO) << "the table's use count was looked at";
+  EXPECT_EQ(ibv_destroy_wq(rxq.wq), EIO) << "the WQ's use count was looked at";
+  EXPECT_EQ(ibv_destroy_cq(rxq.cq), EIO);
+  EXPECT_EQ(ibv_destroy_qp(txq.qp), EIO);
+  EXPECT_EQ(ibv_destroy_cq(txq.cq), EIO);
+  EXPECT_EQ(control("live 1"),
+            R"(ok {"pds":1,"mrs":0,"cqs":2,"wqs":1,"sqs":1,"rss_qps":1,"contexts":1})");
+  EXPECT_EQ(control("add 1"), "ok VF 1 added");
+  EXPECT_EQ(ibv_close_device(port.ctx), 0);
+  ibv_free_device_list(list);
+}
+
 }  // namespace
 }  // namespace mana::emu::test
