@@ -58,10 +58,10 @@ TEST(TrapRemoval, AsyncFatalEventAndRelisting) {
   EXPECT_TRUE(vf_has_no_live_objects(1, &reply)) << reply;
 }
 
-// After a removal uverbs answers every destroy on the disassociated context with EIO before it looks
-// at any use count, so DPDK's teardown order (RSS QP, table, WQ, CQ) gets EIO at each step, never
-// EBUSY. Without RDMAV_ALLOW_DISASSOC_DESTROY (this test program does not set it) libibverbs passes
-// the EIO on and keeps each object: `live` still counts them all.
+// After a removal uverbs answers every destroy on the disassociated context with EIO before it
+// looks at any use count, so DPDK's teardown order (RSS QP, table, WQ, CQ) gets EIO at each step,
+// never EBUSY. Without RDMAV_ALLOW_DISASSOC_DESTROY (this test program does not set it) libibverbs
+// passes the EIO on and keeps each object: `live` still counts them all.
 TEST(TrapRemoval, DestroysAfterRemovalAnswerEioInAnyOrder) {
   ibv_device** list = ibv_get_device_list(nullptr);
   ibv_device* dev = find_device(list, "7870:00:01.0");
