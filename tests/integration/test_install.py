@@ -5,6 +5,9 @@ documented testpmd command line with no -d on the installed mana-emu, dpdk-dumpc
 that running primary, dpdk-proc-info reading its stats, then dpkg -r. Where the distribution ships
 its own net_mana at the plugin's path (Debian 13, unstable: scripts/test-dpdk.sh), ours diverts it
 while installed, and after dpkg -r the distribution's files are back exactly as they were.
+With a DPDK built from source into /usr/local (scripts/test-dpdk.sh 23.11, 26.07), which no package
+can depend on, the same with `meson install` (into that DPDK's plugin folder, RTE_EAL_PMD_PATH)
+and `ninja uninstall` instead of dpkg.
 
 Other tests (and other users of this machine) load their build tree's plugin with -d and must never
 see a second net_mana in the system plugin folder. So everything runs inside a private mount
@@ -30,12 +33,15 @@ from harness import BUILD, EMU_BDF, Failure, Program, emu_mac, emulated_env, exp
 HUGEPAGES_MB = 512
 
 TOP = Path(__file__).resolve().parents[2]
+FROM_SOURCE = harness.DPDK_LIBDIR.startswith("/usr/local/")  # DPDK built from source: meson install
 # The driver's package is named for the DPDK (scripts/build-deb.sh): librte-net-mana23 on 22.11,
 # mana-pmd-dpdk25/26 on 24.11/25.11.
-PMD_PACKAGE = {(22, 11): "librte-net-mana23", (24, 11): "mana-pmd-dpdk25",
-               (25, 11): "mana-pmd-dpdk26"}[harness.DPDK_VERSION]
-PACKAGES = [PMD_PACKAGE, "mana-emu", "mana-doctor"]
-COVERED = ["/usr", "/etc", "/var", "/run"]  # overlays inside the namespace
+PMD_PACKAGE = None if FROM_SOURCE else {(22, 11): "librte-net-mana23", (24, 11): "mana-pmd-dpdk25",
+                                        (25, 11): "mana-pmd-dpdk26"}[harness.DPDK_VERSION]
+PACKAGES = [] if FROM_SOURCE else [PMD_PACKAGE, "mana-emu", "mana-doctor"]
+# Overlays inside the namespace; /usr/local after /usr, whose overlay would hide it (a mount of its
+# own where the DPDK built from source lives: scripts/debian-chroot.sh).
+COVERED = ["/usr", *(["/usr/local"] if FROM_SOURCE else []), "/etc", "/var", "/run"]
 # seeds: Azure's "MANA single queue test", verbatim.
 AZURE_LINE = ('dpdk-testpmd -l 1-3 --vdev="$BUS_INFO,mac=$MANA_MAC" -- --forward-mode=txonly '
               '--auto-start --txd=128 --rxd=128 --stats 2')
@@ -66,7 +72,8 @@ def host_state():
     state["net_mana files"] = plugin_folder_net_mana()
     state["other files"] = sorted(p for p in ["/usr/bin/mana-emu", f"/usr/share/doc/{PMD_PACKAGE}",
                                               "/usr/share/doc/mana-emu", "/usr/share/man/man1/mana-emu.1.gz",
-                                              "/usr/bin/mana-doctor"]
+                                              "/usr/bin/mana-doctor", "/usr/local/bin/mana-emu",
+                                              "/usr/local/bin/mana-doctor", "/usr/local/share/doc/mana-pmd"]
                                   if Path(p).exists())
     return state
 
@@ -94,9 +101,10 @@ def build_packages():
 
 
 def test_installed_package_in_private_namespace():
-    debs = build_packages()
+    debs = [] if FROM_SOURCE else build_packages()
     before = host_state()
-    expect(not before["status " + PMD_PACKAGE].endswith(" installed"), f"{PMD_PACKAGE} is installed: {before}")
+    expect(FROM_SOURCE or not before["status " + PMD_PACKAGE].endswith(" installed"),
+           f"{PMD_PACKAGE} is installed: {before}")
     try:
         with tempfile.TemporaryDirectory(prefix="debpkg-ns.") as scratch:
             inner = Program(["unshare", "--mount", "--propagation", "private", "--", sys.executable,
@@ -122,12 +130,17 @@ def run(*argv, timeout=120):
 def private_root(scratch):
     """A tmpfs of this namespace holds the overlays' upper folders: nothing reaches the disk."""
     run("mount", "-t", "tmpfs", "debpkg-ns", scratch)
+    # Each folder as it is before any overlay (a bind of one mount, as overlayfs takes its lower).
+    lowers = [Path(scratch, f"lower{i}") for i in range(len(COVERED))]
+    for folder, lower in zip(COVERED, lowers):
+        lower.mkdir()
+        run("mount", "--bind", folder, lower)
     for i, folder in enumerate(COVERED):
         upper, work = Path(scratch, f"upper{i}"), Path(scratch, f"work{i}")
         upper.mkdir()
         work.mkdir()
         run("mount", "-t", "overlay", "overlay", "-o",
-            f"lowerdir={folder},upperdir={upper},workdir={work}", folder)
+            f"lowerdir={lowers[i]},upperdir={upper},workdir={work}", folder)
     run("mount", "-t", "hugetlbfs", "debpkg-huge", "/dev/hugepages")
     # man-db's trigger would rebuild its index on every install: not what this test is about.
     Path("/var/lib/man-db/auto-update").unlink(missing_ok=True)
@@ -180,7 +193,7 @@ def check_azure_line_dumpcap_proc_info(scratch):
     p = Program(["mana-emu", "run", "--", "bash", "-c", azure_line()], env=env)
     p.wait_for(r"Tx-pps:\s+[1-9]", timeout=90)
     libs = mapped_net_mana(p)
-    expect(libs and all(lib.startswith("/usr/lib/") and "/dpdk/pmds-" in lib for lib in libs),
+    expect(libs and all(lib.startswith(harness.DPDK_LIBDIR + "/dpdk/pmds-") for lib in libs),
            f"net_mana mapped from {sorted(libs)}: expected the installed one only", p)
     secondary_env = {**os.environ, **emulated_env(p)}
 
@@ -265,10 +278,56 @@ def inside(scratch, debs):
     print(f"after dpkg -r, the plugin folder's net_mana as before: {theirs or 'none'}")
 
 
+def meson_installed():
+    """The files `meson install` of the build under test puts in place."""
+    out = run("meson", "introspect", "--installed", BUILD)
+    return sorted(set(json.loads(out).values()))
+
+
+def inside_meson(scratch):
+    """meson install, as a user of a DPDK built from source does: the plugin into that DPDK's
+    plugin folder, where DPDK's own net_mana (built by default) has the same file names, which
+    ours replaces; `ninja uninstall` then removes ours, and DPDK's files are gone with it
+    (doc/guide.md, "Other DPDK versions")."""
+    private_root(scratch)
+    theirs = plugin_folder_net_mana()
+    run("meson", "install", "-C", BUILD, "--no-rebuild", timeout=300)
+    files = meson_installed()
+    plugin = [f for f in files if "/dpdk/pmds-" in f]
+    expect(plugin and all(f.startswith(harness.DPDK_LIBDIR + "/dpdk/pmds-") for f in plugin),
+           f"the plugin is not in the DPDK's plugin folder: {files}")
+    # Ours (meson install rewrites its RUNPATH, so not the build's bytes): the marker every copy of
+    # ours exports, which DPDK's own net_mana has not.
+    mana_files = [f for f in plugin_folder_net_mana() if not Path(f).is_symlink()]
+    expect(len(mana_files) == 1 and "mana_pmd_copy_marker" in run("nm", "-D", mana_files[0]),
+           f"the plugin folder's net_mana is not ours: {plugin_folder_net_mana()}")
+    expect(str(Path(plugin[0]).parent / "librte_net_mana.so") in
+           run("mana-doctor", "--help").replace("\n", "").replace(" ", ""),
+           "mana-doctor's default plugin is not the installed one")
+    try:
+        check_azure_line_dumpcap_proc_info(scratch)
+        check_two_copies_one_line()
+    finally:
+        harness.kill_leftovers()
+        run("ninja", "-C", BUILD, "uninstall", timeout=120)
+    left = [f for f in files if Path(f).exists() or Path(f).is_symlink()]
+    expect(not left, f"ninja uninstall left {left}")
+    # DPDK's own net_mana had exactly our file names (the plugin and its two links): replaced at
+    # install, so removed by the uninstall.
+    same_names = {f for f in theirs if Path(f).name.startswith("librte_net_mana.so")}
+    expect(len(same_names) == 3 and plugin_folder_net_mana() == {f: h for f, h in theirs.items()
+                                                                   if f not in same_names},
+           f"after ninja uninstall: {plugin_folder_net_mana()}; before: {theirs}")
+    print(f"after ninja uninstall, DPDK's own net_mana ({sorted(same_names)}) is gone with ours")
+
+
 if __name__ == "__main__":
     if len(sys.argv) > 2 and sys.argv[1] == INSIDE:
         try:
-            inside(sys.argv[2], sys.argv[3:])
+            if FROM_SOURCE:
+                inside_meson(sys.argv[2])
+            else:
+                inside(sys.argv[2], sys.argv[3:])
         except (Failure, subprocess.SubprocessError) as e:
             print(f"FAIL inside the namespace: {e}", flush=True)
             sys.exit(1)
