@@ -13,10 +13,11 @@
 #                                                       instructions/packet by where they ran (the
 #                                                       driver's object, DPDK's libraries, the
 #                                                       benchmark with the inlined ethdev dispatch)
-#   scripts/bench-cost.sh --dpdk 24.11|25.11 [any of the above]
+#   scripts/bench-cost.sh --dpdk 23.11|24.11|25.11|26.07 [any of the above]
 #       drivers of two DPDKs in one table ("Drivers per DPDK version"): ours and DPDK 22.11's
 #       net_mana here, and in the chroot of scripts/test-dpdk.sh (Debian 13 for 24.11, unstable
-#       for 25.11) ours built against that DPDK and the distribution's own net_mana, with DPDK's
+#       for 25.11, Debian 12 with DPDK built from source for 23.11 and 26.07) ours built against
+#       that DPDK and that DPDK's own net_mana, with DPDK's
 #       net_null under each DPDK (the driver-independent floor), rounds alternating across all of
 #       them (mana_cost_bench, the emulator and our PMD built there in build-dpdk-VERSION)
 #   scripts/bench-cost.sh --trixie [...]                 the same as --dpdk 24.11
@@ -25,7 +26,12 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$top/build}
 die() { echo "bench-cost: error: $*" >&2; exit 1; }
-chroot_of() { case "$1" in 24.11) echo trixie ;; 25.11) echo sid ;; *) die "--dpdk 24.11 or 25.11, not '$1'" ;; esac; }
+chroot_of() {
+  case "$1" in
+    23.11 | 26.07) echo bookworm ;; 24.11) echo trixie ;; 25.11) echo sid ;;
+    *) die "--dpdk 23.11, 24.11, 25.11 or 26.07, not '$1'" ;;
+  esac
+}
 # Internal: mana_cost_bench --via runs a chroot round as `bench-cost.sh --chroot-round VERSION --round ...`.
 if [ "${1:-}" = --chroot-round ]; then
   tbuild=$top/build-dpdk-$2
@@ -81,7 +87,15 @@ if [ $trixie = 1 ]; then
   # Our PMD, the emulator and the benchmark built against that DPDK, as scripts/test-dpdk.sh does.
   "$top/scripts/test-dpdk.sh" "$tver" build >/dev/null || die "the DPDK $tver build in $tbuild failed"
   root=$("$top/scripts/debian-chroot.sh" "$suite")
-  tplugin=$(cd "$root" && ls usr/lib/*/dpdk/pmds-*/librte_net_mana.so 2>/dev/null | head -n 1)
+  if [ "$suite" = bookworm ]; then
+    # DPDK built from source (scripts/build-dpdk.sh): its install is the chroot's /usr/local, for
+    # this script's chroot rounds too (the variable is inherited through mana_cost_bench --via).
+    export MANA_CHROOT_USR_LOCAL
+    MANA_CHROOT_USR_LOCAL=$("$top/scripts/build-dpdk.sh" "$tver")/root/usr/local
+    root=${MANA_CHROOT_USR_LOCAL%/usr/local}
+  fi
+  tplugin=$(cd "$root" && ls usr/lib/*/dpdk/pmds-*/librte_net_mana.so usr/local/lib/*/dpdk/pmds-*/librte_net_mana.so \
+    2>/dev/null | head -n 1)
   [ -n "$tplugin" ] || die "no net_mana plugin in the $suite chroot $root"
   names=(ours dpdk-22.11 null-22.11 "ours-$tver" "dpdk-$tver" "null-$tver")
   plugins=("$ours" "$upstream" vdev:net_null "$tbuild/drivers/net/mana/librte_net_mana.so" "/$tplugin" vdev:net_null)

@@ -5,11 +5,12 @@
 # every unit test in a sanitizer build (address, undefined), the emulator's and the driver's
 # concurrent parts under ThreadSanitizer, then the driver on DPDK 24.11 in a Debian
 # 13 chroot with Debian 13's programs and its own net_mana beside ours (scripts/test-dpdk.sh 24.11
-# --ci: CI's share of the integration suite there).
+# --ci: CI's share of the integration suite there), on DPDK 23.11 and 26.07 built from source in a
+# Debian 12 chroot and on 25.11 in a Debian unstable chroot (scripts/test-dpdk.sh VERSION --ci:
+# their smoke share).
 #   scripts/test.sh         what CI runs (.ci/run)
-#   scripts/test.sh --all   the whole integration suite on DPDK 24.11 too, and DPDK 25.11 in a Debian
-#                           unstable chroot (scripts/test-dpdk.sh 25.11), which CI's time limit
-#                           leaves out (README "Building")
+#   scripts/test.sh --all   the whole integration suite on DPDK 23.11, 24.11, 25.11 and 26.07,
+#                           which CI's time limit leaves out (README "Building")
 # Every stage runs even when an earlier one failed (a failure must not hide whether the later
 # stages pass); the summary at the end names each stage's result, and the exit status is 1 when
 # any failed. Setup and the main build are the exception: nothing can run without them.
@@ -23,16 +24,18 @@ case "${1:-}" in
   *) echo "test.sh: unknown argument '$1' (usage: $0 [--all])" >&2; exit 2 ;;
 esac
 scripts/setup.sh || { echo "test.sh: setup failed: nothing can run" >&2; exit 1; }
-# The Debian 13 chroot (debootstrap and apt: network and disk, little CPU) is made meanwhile, in
-# the background; its stage waits for it.
-chroot_log=${TMPDIR:-/tmp}/mana-test-debian-chroot-trixie.log
-scripts/debian-chroot.sh trixie >"$chroot_log" 2>&1 &
-trixie_chroot=$!
+# The Debian 13, 12 and unstable chroots (debootstrap and apt: network and disk, little CPU) are
+# made meanwhile, in the background, one after the other (each may install debootstrap on the
+# host); the stages that use them wait for them.
+chroot_log=${TMPDIR:-/tmp}/mana-test-debian-chroots.log
+{ scripts/debian-chroot.sh trixie && scripts/debian-chroot.sh bookworm && scripts/debian-chroot.sh sid; } \
+  >"$chroot_log" 2>&1 &
+chroots=$!
 # The main build compiles what its stage runs, the integration and benchmark suites (the driver, the
 # emulator, the tools): the unit tests are compiled and run in the sanitizer build below, and on
 # DPDK 24.11 in an optimized build, so the main build leaves out their half of the compile time.
 MANA_BUILD_SUITES="integration bench" BUILD_DIR=$top/build scripts/build.sh ||
-  { kill $trixie_chroot 2>/dev/null; echo "test.sh: the build failed: nothing can run" >&2; exit 1; }
+  { kill $chroots 2>/dev/null; echo "test.sh: the build failed: nothing can run" >&2; exit 1; }
 
 results=()
 failed=0
@@ -87,14 +90,22 @@ stage "TSan tests" tsan
 # --all: the whole suite on 24.11, and on 25.11 (Debian unstable chroot).
 # The background chroot first (its failure is this stage's: the log says why).
 dpdk_24_11() {
-  wait $trixie_chroot || { tail -20 "$chroot_log" >&2; return 1; }
+  wait $chroots || { tail -20 "$chroot_log" >&2; return 1; }
   scripts/test-dpdk.sh 24.11 "$@"
 }
+# DPDK 23.11 (Ubuntu 24.04's, RHEL 9's) and 26.07 (the newest release), each built from source
+# once per machine (scripts/build-dpdk.sh, cached) in the Debian 12 chroot: ours built against it
+# and its smoke share (--ci), or the whole suite (--all), with its own net_mana beside ours.
 if [ $all = 1 ]; then
   stage "DPDK 24.11 (Debian 13 chroot, scripts/test-dpdk.sh)" dpdk_24_11
+  stage "DPDK 23.11 (from source, scripts/test-dpdk.sh)" scripts/test-dpdk.sh 23.11
+  stage "DPDK 26.07 (from source, scripts/test-dpdk.sh)" scripts/test-dpdk.sh 26.07
   stage "DPDK 25.11 (Debian unstable chroot, scripts/test-dpdk.sh)" scripts/test-dpdk.sh 25.11
 else
   stage "DPDK 24.11 (Debian 13 chroot, scripts/test-dpdk.sh --ci)" dpdk_24_11 --ci
+  stage "DPDK 23.11 (from source, scripts/test-dpdk.sh --ci)" scripts/test-dpdk.sh 23.11 --ci
+  stage "DPDK 26.07 (from source, scripts/test-dpdk.sh --ci)" scripts/test-dpdk.sh 26.07 --ci
+  stage "DPDK 25.11 (Debian unstable chroot, scripts/test-dpdk.sh --ci)" scripts/test-dpdk.sh 25.11 --ci
 fi
 
 echo "=== test.sh: summary"
