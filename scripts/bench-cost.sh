@@ -94,8 +94,10 @@ if [ $trixie = 1 ]; then
     MANA_CHROOT_USR_LOCAL=$("$top/scripts/build-dpdk.sh" "$tver")/root/usr/local
     root=${MANA_CHROOT_USR_LOCAL%/usr/local}
   fi
-  tplugin=$(cd "$root" && ls usr/lib/*/dpdk/pmds-*/librte_net_mana.so usr/local/lib/*/dpdk/pmds-*/librte_net_mana.so \
-    2>/dev/null | head -n 1)
+  tplugin=""
+  for f in "$root"/usr/lib/*/dpdk/pmds-*/librte_net_mana.so "$root"/usr/local/lib/*/dpdk/pmds-*/librte_net_mana.so; do
+    [ -e "$f" ] && [ -z "$tplugin" ] && tplugin=${f#"$root"/}
+  done
   [ -n "$tplugin" ] || die "no net_mana plugin in the $suite chroot $root"
   names=(ours dpdk-22.11 null-22.11 "ours-$tver" "dpdk-$tver" "null-$tver")
   plugins=("$ours" "$upstream" vdev:net_null "$tbuild/drivers/net/mana/librte_net_mana.so" "/$tplugin" vdev:net_null)
