@@ -86,8 +86,8 @@ stage "TSan tests" tsan
 
 # The driver on DPDK 24.11 (Debian 13 chroot): its unit tests, the cost benchmark's smoke, CI's
 # share of the integration suite with Debian 13's programs (test-dpdk.sh --ci; the whole suite ran
-# on 22.11 above), and Debian 13's own net_mana on every emulator profile (the independent driver).
-# --all: the whole suite on 24.11, and on 25.11 (Debian unstable chroot).
+# on 22.11 above), and Debian 13's own net_mana on the default emulator profile (the independent
+# driver; every profile with --all). --all: the whole suite on every DPDK.
 # The background chroot first (its failure is this stage's: the log says why).
 dpdk_24_11() {
   wait $chroots || { tail -20 "$chroot_log" >&2; return 1; }
