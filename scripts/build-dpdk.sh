@@ -6,7 +6,7 @@
 # no other DPDK), with the drivers and programs our tests use, for scripts/test-dpdk.sh 23.11|26.07
 # (doc/guide.md "Other DPDK versions").
 #   scripts/build-dpdk.sh VERSION [SOURCE]   prints the folder whose usr/local holds the install
-# SOURCE: default ../shared/dpdk/dpdk-VERSION-src.tar.xz beside this checkout (MANA_DPDK_SRC too).
+# SOURCE: DPDK's tarball of that version; by default the one scripts/dpdk-source.sh finds.
 # Built once per machine: the install is cached in /var/cache/mana-pmd/dpdk-VERSION-HASH
 # (MANA_DPDK_CACHE for another folder), HASH being that of the source tarball and the build options,
 # outside the checkout like the chroots; a finished install is reused and a half-built one is redone. Its
@@ -22,7 +22,7 @@ case "$version" in
   23.11 | 26.07) ;;
   *) die "usage: $0 23.11|26.07 [SOURCE] (22.11, 24.11 and 25.11 come from Debian)" ;;
 esac
-src=${2:-${MANA_DPDK_SRC:-$top/../shared/dpdk/dpdk-$version-src.tar.xz}}
+src=${2:-$("$top/scripts/dpdk-source.sh" "$version" full)}
 [ -f "$src" ] || die "no DPDK $version source tarball at $src (give DPDK $version's release tarball as SOURCE)"
 # What the drivers, programs and libraries are, and why each is here:
 #   bus/pci, bus/vdev, bus/vmbus, mempool/ring: what net_mana and net_netvsc probe and allocate on;

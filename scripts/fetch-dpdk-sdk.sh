@@ -5,7 +5,7 @@
 # (.deps/dpdk-sdk/<version>/include). Nothing is fetched when pkg-config's DPDK already has them.
 #   scripts/fetch-dpdk-sdk.sh --from SRC --dest DIR
 # takes them instead from a DPDK source tree or release tarball SRC (e.g. DPDK's dpdk-24.11.tar.xz,
-# or ../shared/dpdk/dpdk-24.11-sdk-src.tar.xz): DIR/include gets the headers, DIR/VERSION the tree's
+# or a `git archive` of its tag, as scripts/dpdk-source.sh finds): DIR/include gets the headers, DIR/VERSION the tree's
 # version (meson checks it against the installed DPDK's), DIR/net-mana DPDK's own net_mana source
 # (for unit-format-crosscheck). meson does this itself for -Ddpdk_sdk_dir=SRC (doc/guide.md).
 set -euo pipefail

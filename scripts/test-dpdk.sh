@@ -15,10 +15,10 @@
 # --ci: CI's share (scripts/test.sh): the same steps with the integration tests of `ci_tests` below
 # (the rest of the suite runs on 22.11 in the same CI run; README "Building" has the times).
 # TEST: meson test names (e.g. integration-forwarding) instead of the whole run; `build`: build only.
-# DPDK's driver-SDK headers come from MANA_DPDK_SRC: a DPDK source tree or release tarball of that
-# version (default ../shared/dpdk/dpdk-VERSION-sdk-src.tar.xz beside this checkout; for 23.11 and
-# 26.07, whose install has them, the tarball DPDK is built from: dpdk-VERSION-src.tar.xz). Builds
-# into build-dpdk-VERSION/ (ignored, like build/). Prints the time of each step.
+# DPDK's driver-SDK headers come from that version's source tarball (scripts/dpdk-source.sh: a
+# DPDK source tree or release tarball, MANA_DPDK_SRC by hand); for 23.11 and 26.07, whose install
+# has them, it is the tarball DPDK is built from. Builds into build-dpdk-VERSION/ (ignored, like
+# build/). Prints the time of each step.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -35,11 +35,7 @@ esac
 shift
 build=$top/build-dpdk-$version
 sdk=$top/build-dpdk-$version-sdk
-if [ $from_source = 1 ]; then
-  src=${MANA_DPDK_SRC:-$top/../shared/dpdk/dpdk-$version-src.tar.xz}
-else
-  src=${MANA_DPDK_SRC:-$top/../shared/dpdk/dpdk-$version-sdk-src.tar.xz}
-fi
+src=$(scripts/dpdk-source.sh "$version" "$([ $from_source = 1 ] && echo full || echo sdk)")
 chroot_run() { scripts/debian-chroot.sh "$suite" run "$@"; }
 
 step() {
@@ -97,7 +93,7 @@ if [ $from_source = 1 ]; then
     tar -xf "$src" -C "$sdk/net-mana" --strip-components=4 --wildcards '*/drivers/net/mana/*'
   fi
   sdk_option=(-Ddpdk_mana_src="$sdk/net-mana")
-# On the host: the chroot does not see ../shared. Redone only when the source is newer.
+# On the host: the chroot does not see the source's folder. Redone only when the source is newer.
 elif [ ! -f "$sdk/VERSION" ] || [ "$src" -nt "$sdk/VERSION" ]; then
   [ -e "$src" ] || die "no DPDK $version source at $src: set MANA_DPDK_SRC to DPDK $version's source tree or release tarball"
   step "driver-SDK headers from $src" scripts/fetch-dpdk-sdk.sh --from "$src" --dest "$sdk" >/dev/null
