@@ -251,6 +251,21 @@ def check_distributions_files_diverted(theirs, plugin):
     print(f"diverted: {sorted(moved) or 'nothing (no distribution net_mana)'}")
 
 
+def check_installed_then_remove(scratch, plugin, remove):
+    """What every install is checked for (the installed doctor's default plugin, Azure's line with
+    dumpcap and proc-info, a second copy with -d), then `remove` (dpkg -r or ninja uninstall), on
+    a failure too."""
+    expect(str(Path(plugin[0]).parent / "librte_net_mana.so") in
+           run("mana-doctor", "--help").replace("\n", "").replace(" ", ""),
+           "mana-doctor's default plugin is not the installed one")
+    try:
+        check_azure_line_dumpcap_proc_info(scratch)
+        check_two_copies_one_line()
+    finally:
+        harness.kill_leftovers()
+        run(*remove, timeout=300)
+
+
 def inside(scratch, debs):
     private_root(scratch)
     theirs = plugin_folder_net_mana()
@@ -260,16 +275,7 @@ def inside(scratch, debs):
     expect(plugin, f"no plugin in {files}")
     check_distributions_files_diverted(theirs, [f for f in run("dpkg", "-L", PMD_PACKAGE).splitlines()
                                                 if "/dpdk/pmds-" in f])
-    # The installed doctor checks the installed plugin by default.
-    expect(str(Path(plugin[0]).parent / "librte_net_mana.so") in
-           run("mana-doctor", "--help").replace("\n", "").replace(" ", ""),
-           "mana-doctor's default plugin is not the installed one")
-    try:
-        check_azure_line_dumpcap_proc_info(scratch)
-        check_two_copies_one_line()
-    finally:
-        harness.kill_leftovers()
-        run("dpkg", "-r", *PACKAGES, timeout=300)
+    check_installed_then_remove(scratch, plugin, ["dpkg", "-r", *PACKAGES])
     left = [f for f in files if Path(f).exists() and f not in theirs]  # theirs: checked below
     expect(not left, f"dpkg -r left {left}")
     # The distribution's own net_mana (librte-net-mana25/26) back exactly as it was.
@@ -301,15 +307,7 @@ def inside_meson(scratch):
     mana_files = [f for f in plugin_folder_net_mana() if not Path(f).is_symlink()]
     expect(len(mana_files) == 1 and "mana_pmd_copy_marker" in run("nm", "-D", mana_files[0]),
            f"the plugin folder's net_mana is not ours: {plugin_folder_net_mana()}")
-    expect(str(Path(plugin[0]).parent / "librte_net_mana.so") in
-           run("mana-doctor", "--help").replace("\n", "").replace(" ", ""),
-           "mana-doctor's default plugin is not the installed one")
-    try:
-        check_azure_line_dumpcap_proc_info(scratch)
-        check_two_copies_one_line()
-    finally:
-        harness.kill_leftovers()
-        run("ninja", "-C", BUILD, "uninstall", timeout=120)
+    check_installed_then_remove(scratch, plugin, ["ninja", "-C", BUILD, "uninstall"])
     left = [f for f in files if Path(f).exists() or Path(f).is_symlink()]
     expect(not left, f"ninja uninstall left {left}")
     # DPDK's own net_mana had exactly our file names (the plugin and its two links): replaced at

@@ -11,7 +11,6 @@ offload both ways, VLAN strip and insert, RX CQE coalescing, multi-process (seco
 own queues), removal event, MTU; at most 256 descriptors per queue (so not the 2048 of the
 2025-kernel test) and none of our driver's log lines or xstats."""
 
-import json
 import os
 import re
 import subprocess
@@ -23,6 +22,7 @@ import harness
 import test_forwarding as fwd
 import test_multiprocess as mp
 import test_tap as tap
+from test_recovery import live, sq_packets
 from harness import BUILD, MANA_EMU, expect, testpmd_on_emu
 
 # Hugepages its DPDK processes take together at their peak (hugepages.py): Debian 13's testpmd in the
@@ -118,32 +118,24 @@ if harness.DPDK_VERSION == (23, 11):
     }
 
 
-def live(p):
-    return json.loads(harness.emu_ctl(p, "live", "0").split(" ", 1)[1])
-
-
-def sq_packets(p):
-    return sum(q["packets"] for q in harness.device_counters(p)["sqs"])
-
-
 def reset_cycle(prefix, allow_disassoc_destroy):
     """testpmd sending on the system net_mana; the emulator removes the VF (IBV_EVENT_DEVICE_FATAL
     on every context, as the kernel does when the device goes) and adds it back at once, as a
     servicing does. The driver must raise ERR_RECOVERING, then RECOVERY_SUCCESS within its 15 s
     wait, and send again on the VF that came back. Returns the verbs objects (mana-emu ctl live)
     before and after, and testpmd's lines from the removal on."""
-    env = {"RDMAV_ALLOW_DISASSOC_DESTROY": "1"} if allow_disassoc_destroy else {}
-    saved = {k: os.environ.pop(k, None) for k in ("RDMAV_ALLOW_DISASSOC_DESTROY",)}
-    os.environ.update(env)
+    # testpmd inherits this process's environment (through mana-emu run).
+    saved = os.environ.pop("RDMAV_ALLOW_DISASSOC_DESTROY", None)
+    if allow_disassoc_destroy:
+        os.environ["RDMAV_ALLOW_DISASSOC_DESTROY"] = "1"
     try:
         p = testpmd_on_emu(["--ports", "1"], prefix, ["--forward-mode=txonly", "--auto-start",
                                                       "--stats-period", "1",
                                                       "--print-event=dev_probed"])
     finally:
-        for k, v in saved.items():
-            os.environ.pop(k, None)
-            if v is not None:
-                os.environ[k] = v
+        os.environ.pop("RDMAV_ALLOW_DISASSOC_DESTROY", None)
+        if saved is not None:
+            os.environ["RDMAV_ALLOW_DISASSOC_DESTROY"] = saved
     p.wait_for(r"Tx-pps:\s+[1-9]")
     before = live(p)
     expect(before["contexts"] == 1 and before["sqs"] == 1 and before["rss_qps"] == 1,
@@ -155,8 +147,9 @@ def reset_cycle(prefix, allow_disassoc_destroy):
     p.wait_for(r"Port 0: error recovery successful event", start=mark, timeout=RESET_WAIT_S + 30)
     expect(not any(re.search(r"error recovery failed|device removal", line) for line in p.lines[mark:]),
            "a failure or removal event during the recovery", p)
-    sent = sq_packets(p)
-    harness.repeat_until(lambda: (time.sleep(0.1), sq_packets(p))[1], lambda n: n >= sent + 1000,
+    sent = sum(sq_packets(p).values())
+    harness.repeat_until(lambda: (time.sleep(0.1), sum(sq_packets(p).values()))[1],
+                         lambda n: n >= sent + 1000,
                          "1000 more frames sent on the recovered VF", timeout=30)
     after = live(p)
     # 26.07's reset path ends its probe with rte_eth_dev_probing_finish, which raises
