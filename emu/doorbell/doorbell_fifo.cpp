@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "doorbell/doorbell_fifo.h"
 
-#include <immintrin.h>
 #include <sched.h>
 
 #include <new>
@@ -18,7 +17,12 @@ bool power_of_two_at_least_2(uint32_t n) { return n >= 2 && (n & (n - 1)) == 0; 
 void wait_for_room(uint32_t spins) {
   constexpr uint32_t kSpinsBeforeYield = 256;
   if (spins < kSpinsBeforeYield) {
-    _mm_pause();
+    // The spin-wait hint (x86 pause, AArch64 yield).
+#if defined(__x86_64__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield" ::: "memory");
+#endif
   } else {
     sched_yield();
   }

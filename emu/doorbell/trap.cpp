@@ -7,9 +7,7 @@
 #include <atomic>
 #include <cerrno>
 
-#include "doorbell/store_abort.h"
-#include "doorbell/store_decoder.h"
-#include "doorbell/ucontext_registers.h"
+#include "doorbell/faulting_store.h"
 
 namespace mana::emu::doorbell {
 namespace {
@@ -40,7 +38,7 @@ const TrapEntry* find_entry(uintptr_t page) {
   return nullptr;
 }
 
-// The current contents of the (readable) trapped page, for xchg.
+// The current contents of the (readable) trapped page, for an exchange (xchg, SWP).
 uint64_t load(uintptr_t address, unsigned width) {
   switch (width) {
     case 1:
@@ -85,25 +83,28 @@ void on_sigsegv(int sig, siginfo_t* info, void* context) {
     return;
   }
   auto* uc = static_cast<ucontext_t*>(context);
-  RegisterFile regs;
-  register_file_from(*uc, regs);
-  DecodedStore store;
-  if (!decode_store(reinterpret_cast<const uint8_t*>(regs.rip), kMaxInstructionLength, regs,
-                    store)) {
-    abort_on_store("cannot decode the store into a doorbell page", regs.rip);
+  DecodedFault store;
+  if (!decode_faulting_store(*uc, store)) {
+    abort_on_faulting_store("cannot decode the store into a doorbell page", store.pc);
   }
-  if (!store.segment_override && store.address != address) {
-    abort_on_store("decoded store address differs from the fault address", regs.rip);
+  // A multi-element store (an AArch64 pair) may report any of its elements' addresses.
+  if (store.address_known && (address < store.address || address - store.address >= store.width)) {
+    abort_on_faulting_store("decoded store address differs from the fault address", store.pc);
   }
-  const uintptr_t offset = address - page;
+  // The FIFO carries one 64-bit value per doorbell: wider stores are refused, not truncated.
+  if (store.width > 8) {
+    abort_on_faulting_store("store wider than 8 bytes into a doorbell page", store.pc);
+  }
+  const uintptr_t start = store.address_known ? store.address : address;
+  if (start < page) abort_on_faulting_store("store starts before a doorbell page", store.pc);
+  const uintptr_t offset = start - page;
   if (offset + store.width > kTrapPageSize) {
-    abort_on_store("store crosses the end of a doorbell page", regs.rip);
+    abort_on_faulting_store("store crosses the end of a doorbell page", store.pc);
   }
   entry->fifo.load(std::memory_order_relaxed)
       ->push({entry->context_id.load(std::memory_order_relaxed), static_cast<uint32_t>(offset),
               store.value});
-  if (store.exchange) complete_exchange(*uc, store, load(address, store.width));
-  uc->uc_mcontext.gregs[REG_RIP] += store.length;
+  complete_faulting_store(*uc, store, store.exchange ? load(start, store.width) : 0);
   errno = saved_errno;
 }
 

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "doorbell/ucontext_registers.h"
 
+#include "doorbell/faulting_store.h"
+#include "doorbell/store_abort.h"
+
 namespace mana::emu::doorbell {
 namespace {
 
@@ -36,6 +39,34 @@ void complete_exchange(ucontext_t& context, const DecodedStore& store,
     bits = (bits & ~mask) | ((old_value << shift) & mask);
   }
   reg = static_cast<greg_t>(bits);
+}
+
+bool decode_faulting_store(const ucontext_t& context, DecodedFault& fault) noexcept {
+  fault = DecodedFault{};
+  RegisterFile regs;
+  register_file_from(context, regs);
+  fault.pc = regs.rip;
+  DecodedStore& store = fault.x86;
+  if (!decode_store(reinterpret_cast<const uint8_t*>(regs.rip), kMaxInstructionLength, regs,
+                    store)) {
+    return false;
+  }
+  fault.address = store.address;
+  fault.address_known = !store.segment_override;
+  fault.width = store.width;
+  fault.value = store.value;
+  fault.exchange = store.exchange;
+  return true;
+}
+
+void complete_faulting_store(ucontext_t& context, const DecodedFault& fault,
+                             uint64_t old_value) noexcept {
+  if (fault.x86.exchange) complete_exchange(context, fault.x86, old_value);
+  context.uc_mcontext.gregs[REG_RIP] += fault.x86.length;
+}
+
+void abort_on_faulting_store(const char* reason, uint64_t pc) noexcept {
+  abort_on_store(reason, pc);
 }
 
 }  // namespace mana::emu::doorbell

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The saved registers of a signal's ucontext as the decoder's RegisterFile (Linux x86-64).
+// The saved registers of a signal's ucontext as the decoder's RegisterFile (Linux x86-64). The
+// .cpp also implements faulting_store.h for x86-64.
 #pragma once
 
 #include <ucontext.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The trap against real compiled stores (-O0 and -O2), its registration API, and death tests that
-// faults which are not doorbell stores still crash.
+// The trap against real compiled stores (-O0 and -O2; x86-64 or AArch64), its registration API,
+// and death tests that faults which are not doorbell stores still crash.
 #include "doorbell/trap.h"
 
 #include <gtest/gtest.h>
@@ -8,6 +8,10 @@
 #include <sys/wait.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#if defined(__aarch64__)
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#endif
 
 #include <cstring>
 #include <string>
@@ -95,6 +99,7 @@ TEST_P(RealStoreTrap, AtomicStoresAndExchange) {
   ExpectDoorbell(0x0C0, 0x1122334455667788ull, "exchange");
 }
 
+#if defined(__x86_64__)
 TEST_P(RealStoreTrap, SseStores) {
   const __m128i integers = _mm_set_epi64x(0x0BADC0DE0BADC0DEll, 0x0000006000000009ll);
   const __m128d doubles = _mm_set_pd(2.5, -1.25);
@@ -130,6 +135,70 @@ TEST_P(RealStoreTrap, AvxStores) {
   stores().avx_store_sd(as<double>(0x400), _mm_set_sd(value));
   ExpectDoorbell(0x400, bits, "vmovsd");
 }
+#elif defined(__aarch64__)
+template <typename T>
+uint64_t Bits(T value) {
+  uint64_t bits = 0;
+  std::memcpy(&bits, &value, sizeof value);
+  return bits;
+}
+
+TEST_P(RealStoreTrap, ZeroFloatingPointAndNeonLaneStores) {
+  stores().write64_zero(at(0x000));
+  ExpectDoorbell(0x000, 0, "write64_zero");
+  stores().write_double(as<double>(0x400), 3.75);
+  ExpectDoorbell(0x400, Bits(3.75), "write_double");
+  stores().write_float(as<float>(0x410), -1.5f);
+  ExpectDoorbell(0x410, Bits(-1.5f), "write_float");
+  const uint64x2_t q =
+      vcombine_u64(vcreate_u64(0x0000006000000009ull), vcreate_u64(0x1122334455667788ull));
+  stores().neon_lane0_u64(as<uint64_t>(0x800), q);
+  ExpectDoorbell(0x800, 0x0000006000000009ull, "vst1q_lane_u64 0");
+  stores().neon_lane1_u64(as<uint64_t>(0x808), q);
+  ExpectDoorbell(0x808, 0x1122334455667788ull, "vst1q_lane_u64 1");
+  stores().neon_lane2_u32(as<uint32_t>(0x810), vreinterpretq_u32_u64(q));
+  ExpectDoorbell(0x810, 0x55667788u, "vst1q_lane_u32 2");
+}
+
+TEST_P(RealStoreTrap, InlineAssemblyFormsWriteBackTheirBase) {
+  EXPECT_EQ(stores().asm_str_pre(as<uint64_t>(0x0F8), 0x0000010000000042ull), as<uint64_t>(0x100));
+  ExpectDoorbell(0x100, 0x0000010000000042ull, "str x, [base, #8]!");
+  EXPECT_EQ(stores().asm_str_post(as<uint64_t>(0x200), 0x8000000100000007ull), as<uint64_t>(0x210));
+  ExpectDoorbell(0x200, 0x8000000100000007ull, "str x, [base], #16");
+  stores().asm_stur(as<uint32_t>(0x414), 0x80012345u);
+  ExpectDoorbell(0x410, 0x80012345u, "stur w, [addr, #-4]");
+  stores().asm_stp_w(as<uint32_t>(0x800), 0x11111111u, 0x22222222u);
+  ExpectDoorbell(0x808, 0x2222222211111111ull, "stp w, w, [addr, #8]");
+  EXPECT_EQ(stores().asm_stp_w_pre(as<uint32_t>(0x408), 0x33333333u, 0x44444444u),
+            as<uint32_t>(0x400));
+  ExpectDoorbell(0x400, 0x4444444433333333ull, "stp w, w, [base, #-8]!");
+  stores().asm_stlr_w(as<uint32_t>(0x010), 0x12345u);
+  ExpectDoorbell(0x010, 0x12345u, "stlr w");
+  EXPECT_EQ(stores().asm_str_d_pre(as<double>(0x7F8), 2.5), as<double>(0x800));
+  ExpectDoorbell(0x800, Bits(2.5), "str d, [base, #8]!");
+  EXPECT_EQ(stores().asm_str_d_post(as<double>(0x808), -1.25), as<double>(0x800));
+  ExpectDoorbell(0x808, Bits(-1.25), "str d, [base], #-8");
+}
+
+TEST_P(RealStoreTrap, ExclusiveExchangeSucceedsFirstTime) {
+  // The trap reports the store-exclusive as successful, so the loop stores exactly once.
+  EXPECT_EQ(stores().asm_exclusive_exchange(as<uint64_t>(0x0C0), 0x1122334455667788ull),
+            Pattern(0x0C0 / 8));
+  ExpectDoorbell(0x0C0, 0x1122334455667788ull, "ldaxr/stlxr");
+}
+
+TEST_P(RealStoreTrap, LseSwap) {
+  if ((getauxval(AT_HWCAP) & HWCAP_ATOMICS) == 0) GTEST_SKIP() << "no LSE atomics on this CPU";
+  EXPECT_EQ(stores().asm_swpal(as<uint64_t>(0x0C8), 0x0000002000000005ull), Pattern(0x0C8 / 8));
+  ExpectDoorbell(0x0C8, 0x0000002000000005ull, "swpal");
+}
+
+TEST_P(RealStoreTrap, ReleaseStoreAtAnOffset) {
+  if ((getauxval(AT_HWCAP) & HWCAP_ILRCPC) == 0) GTEST_SKIP() << "no FEAT_LRCPC2 on this CPU";
+  stores().asm_stlur(as<uint64_t>(0x408), 0x0000004000000006ull);
+  ExpectDoorbell(0x400, 0x0000004000000006ull, "stlur x, [addr, #-8]");
+}
+#endif
 
 TEST_P(RealStoreTrap, RipRelativeStoresIntoAStaticPage) {
   void* page = const_cast<uint64_t*>(stores().static_page);
@@ -259,6 +328,7 @@ TEST_F(TrapDeathTest, StoreAfterUnregisterKills) {
   EXPECT_EXIT(StoreTo(page()), DiedOfSegv, kSegvReport);
 }
 
+#if defined(__x86_64__)
 TEST_F(TrapDeathTest, UndecodableStoreAbortsNamingTheBytes) {
   auto locked_add = [](void* addr) {
     uint64_t v = 1;
@@ -268,6 +338,27 @@ TEST_F(TrapDeathTest, UndecodableStoreAbortsNamingTheBytes) {
                "mana-emu doorbell trap: cannot decode the store into a doorbell page at rip "
                "0x[0-9a-f]+: bytes f0 48 0f c1 07");
 }
+#elif defined(__aarch64__)
+TEST_F(TrapDeathTest, UndecodableStoreAbortsNamingTheInstruction) {
+  auto two_lanes = [](void* addr) {
+    register void* x0 asm("x0") = addr;
+    asm volatile("st1 {v0.2d}, [x0]" : : "r"(x0) : "memory");  // 4c007c00
+  };
+  EXPECT_DEATH(two_lanes(page()),
+               "mana-emu doorbell trap: cannot decode the store into a doorbell page at pc "
+               "0x[0-9a-f]+: instruction 4c007c00");
+}
+
+TEST_F(TrapDeathTest, SixteenByteStoreAbortsInsteadOfTruncating) {
+  auto pair = [](void* addr) {
+    register void* x0 asm("x0") = addr;
+    asm volatile("stp xzr, xzr, [x0]" : : "r"(x0) : "memory");  // a9007c1f
+  };
+  EXPECT_DEATH(pair(page()),
+               "mana-emu doorbell trap: store wider than 8 bytes into a doorbell page at pc "
+               "0x[0-9a-f]+: instruction a9007c1f");
+}
+#endif
 
 // Runs in a re-executed child (threadsafe style) so that this handler is installed before the
 // trap's, as ASan's or a crash reporter's would be.
