@@ -72,6 +72,9 @@ MANA_EMU = BUILD / "emu/tool/mana-emu"
 PROFILE = os.environ.get("MANA_EMU_PROFILE", "")
 # Options that change single behaviours of that profile (e.g. ["--hw", "vport-offset=0"]).
 PROFILE_OVERRIDES = []
+# Every bounded wait of the harness is this many times as long: the arm64 programs run under
+# qemu-user some 10 times slower than natively (scripts/test-arm64.sh sets it).
+TIME_SCALE = float(os.environ.get("MANA_TEST_TIME_SCALE") or 1)
 OUTPUT_MARK = "\noutput:\n"  # a failure's reason ends here; the program output it carries follows
 
 
@@ -171,6 +174,7 @@ class Program:
 
     def wait_for(self, pattern, timeout=30.0, start=0):
         """Waits until a line matching `pattern` appears; returns the match."""
+        timeout *= TIME_SCALE
         rx = re.compile(pattern)
         deadline = time.monotonic() + timeout
         seen = start
@@ -191,6 +195,7 @@ class Program:
 
     def stop(self, sig=signal.SIGINT, timeout=30.0):
         """Sends `sig` (to the whole session), collects the rest of the output, returns the status."""
+        timeout *= TIME_SCALE
         if self.proc.poll() is None:
             os.killpg(self.proc.pid, sig)
         deadline = time.monotonic() + timeout
@@ -203,6 +208,7 @@ class Program:
 
     def finish(self, timeout=60.0):
         """Waits for a program that ends by itself; returns its status."""
+        timeout *= TIME_SCALE
         deadline = time.monotonic() + timeout
         while self._pump(0.2):
             if time.monotonic() > deadline:
@@ -325,6 +331,7 @@ def repeat_until(step, done, what, timeout=120.0):
     """Calls `step()` until `done(value)` holds for what it returned, and returns that value; fails
     after `timeout` seconds naming `what` and the last value. Each step is itself a bounded wait (a
     stats block, a command's answer), so this is the overall bound of a loop over them."""
+    timeout *= TIME_SCALE
     deadline = time.monotonic() + timeout
     while True:
         value = step()

@@ -18,11 +18,11 @@ struct WalkResult {
   double seconds;
 };
 
-// Runs `step(in)` `steps` times MANA_FUZZ_SCALE from seed `fixed` (or MANA_FUZZ_SEED).
+// Runs `step(in)` `steps` times (scaled by MANA_FUZZ_SCALE) from seed `fixed` (or MANA_FUZZ_SEED).
 template <class Step>
 WalkResult random_walk(uint32_t fixed, unsigned steps, Step step) {
   const uint32_t seed = seed_or_env(fixed);
-  const unsigned total = steps * scale_from_env();
+  const unsigned total = scaled(steps);
   FuzzInput in(seed);
   const auto t0 = std::chrono::steady_clock::now();
   unsigned i = 0;
