@@ -72,9 +72,22 @@ MANA_EMU = BUILD / "emu/tool/mana-emu"
 PROFILE = os.environ.get("MANA_EMU_PROFILE", "")
 # Options that change single behaviours of that profile (e.g. ["--hw", "vport-offset=0"]).
 PROFILE_OVERRIDES = []
-# Every bounded wait of the harness is this many times as long: the arm64 programs run under
-# qemu-user some 10 times slower than natively (scripts/test-arm64.sh sets it).
-TIME_SCALE = float(os.environ.get("MANA_TEST_TIME_SCALE") or 1)
+
+
+def _elf_machine(path):
+    """The e_machine of an ELF file (62: x86-64, 183: AArch64)."""
+    with open(path, "rb") as f:
+        header = f.read(20)
+    return int.from_bytes(header[18:20], "little")
+
+
+# The programs under test were built for another architecture than this Python's and run under
+# qemu-user (arm64 on x86-64: scripts/test-arm64.sh), some 3 to 10 times slower.
+EMULATED_CPU = _elf_machine(BUILD / "emu/tool/mana-emu") != _elf_machine(sys.executable) \
+    if (BUILD / "emu/tool/mana-emu").exists() else False
+# Every bounded wait of the harness is this many times as long (MANA_TEST_TIME_SCALE; 3 under
+# qemu-user).
+TIME_SCALE = float(os.environ.get("MANA_TEST_TIME_SCALE") or (3 if EMULATED_CPU else 1))
 OUTPUT_MARK = "\noutput:\n"  # a failure's reason ends here; the program output it carries follows
 
 
@@ -341,6 +354,21 @@ def repeat_until(step, done, what, timeout=120.0):
             raise Failure(f"timed out after {timeout}s waiting for {what}; last: {value}")
 
 
+def command(p, line, done=r"^Done", timeout=30.0):
+    """Types `line` into an interactive testpmd and waits for the line matching `done` in its
+    answer (None: none); returns the answer's lines. The answer starts after testpmd's echo of the command: a
+    `done` line that an earlier command (or the start) printed but the harness had not yet read,
+    as on a slow machine, is not taken for it."""
+    mark = len(p.lines)
+    p.send(line)
+    p.wait_for(r"^testpmd> " + re.escape(line) + r"\s*$", timeout=timeout, start=mark)
+    echo = p.last_index
+    if done is None:  # a command with no answer (port config ...): its echo is all there is
+        return []
+    p.wait_for(done, timeout=timeout, start=echo + 1)
+    return p.lines[echo + 1:p.last_index + 1]
+
+
 def show_port_stats(p, last_port=1):
     """Runs `show port stats all` in an interactive testpmd and returns the parsed blocks."""
     mark = len(p.lines)
@@ -438,6 +466,17 @@ def not_on_this_dpdk(tests, names, why):
     return [fn for fn in tests if fn.__name__ not in names]
 
 
+def not_under_qemu(tests, names, why):
+    """`tests` without those named in `names` when the programs run under qemu-user, each printed
+    with `why` (a visible line in the test's output, for a check an emulated CPU cannot hold)."""
+    if not EMULATED_CPU:
+        return tests
+    for fn in tests:
+        if fn.__name__ in names:
+            print(f"not run under qemu-user: {fn.__name__}: {why}")
+    return [fn for fn in tests if fn.__name__ not in names]
+
+
 def main(tests):
     """Runs the test functions; prints 'N passed, N failed, N skipped' (read by CI). Exit status:
     1 on a failure; 77 (meson's SKIP) when every test skipped; 1 too when any test skipped under
@@ -445,8 +484,11 @@ def main(tests):
     need as HUGEPAGES_MB (hugepages.py)."""
     if PROFILE:
         print(f"emulator profile: {PROFILE} (MANA_EMU_PROFILE)")
-    only = os.environ.get("MANA_TESTS")  # a comma-separated subset of the test names, to debug
+    only = os.environ.get("MANA_TESTS")  # a comma-separated subset of the test names
     chosen = [fn for fn in tests if not only or fn.__name__ in only.split(",")]
+    if not chosen:  # a subset that names none of this file's tests would pass having run nothing
+        print(f"FAILED: MANA_TESTS={only} names none of this file's tests")
+        sys.exit(1)
     sys.exit(run_main([(fn.__name__, fn) for fn in chosen]))
 
 

@@ -10,7 +10,7 @@ import re
 import subprocess
 
 import harness
-from harness import (EMU_BDF, Program, emu_ctl, emu_mac, emu_run, emulated_env, expect,
+from harness import (EMU_BDF, Program, command, emu_ctl, emu_mac, emu_run, emulated_env, expect,
                      parse_port_stats, pmd_args, show_port_stats, testpmd_on_emu)
 
 # Hugepages its DPDK processes take together at their peak (hugepages.py): two primaries at once, measured 722 MB.
@@ -51,12 +51,6 @@ def test_proc_info_secondary_reads_stats():
     expect(re.search(r"rx_q0_packets: [1-9]", text) and "tx_cqe_invalid_oob_errors" in text,
            f"xstats missing: {text[-3000:]}", p)
     expect(p.stop() == 0, "primary failed", p)
-
-
-def command(p, line, done):
-    mark = len(p.lines)
-    p.send(line)
-    return p.wait_for(done, start=mark)
 
 
 def error_xstats(p, port):

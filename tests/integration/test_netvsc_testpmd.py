@@ -26,7 +26,7 @@ import subprocess
 import time
 
 import harness
-from harness import Program, emu_ctl, emu_run, expect, parse_forward_stats, show_port_stats
+from harness import Program, command, emu_ctl, emu_run, expect, parse_forward_stats, show_port_stats
 from test_fabric import fabric_ports
 from test_netvsc import netvsc_counters, vf_counters
 
@@ -75,14 +75,6 @@ def testpmd(nic, wire, prefix, args, emu_opts=(), pool=("--total-num-mbufs=8192"
     harness.repeat_until(lambda: netvsc_counters(p), lambda c: c["data_path_vf"] == 1,
                          "the data path on the VF", timeout=30)
     return p
-
-
-def command(p, line, done):
-    """Types `line` and waits for the line that ends its answer; returns the answer's lines."""
-    mark = len(p.lines)
-    p.send(line)
-    p.wait_for(done, start=mark)
-    return p.lines[mark:p.last_index + 1]
 
 
 def stop_forwarding(p):
@@ -258,7 +250,11 @@ def test_hotplug_five_cycles():
     prefix = "mana-nvtp-hotplug"
     p = testpmd(SENDER, "null", prefix, ["--forward-mode=txonly"],
                 emu_opts=["--device-cpu", "0", "--tx-pps", str(TX_PPS)])
-    # Baseline of the pool: mbufs out with the ports stopped (none in flight).
+    # Baseline of the pool: mbufs out with the ports stopped (none in flight), with the VF attached
+    # as after the cycles (taken before the host's VF offer is handled, it counts the synthetic
+    # NIC's own RX ring instead: seen under qemu-user, scripts/test-arm64.sh).
+    harness.repeat_until(lambda: netvsc_counters(p), lambda c: c["data_path_vf"] == 1,
+                         "the data path on the VF after testpmd's start", timeout=30)
     command(p, "port stop all", r"^Done")
     stopped_baseline = mbufs_in_use(prefix)
     command(p, "port start all", r"^Done")
@@ -315,6 +311,10 @@ if harness.NETVSC_HOT_ADD_DEADLOCKS:
     TESTS = harness.not_on_this_dpdk(TESTS, {"test_mtu_set_renegotiates_the_synthetic_nic"},
                                      "its net_netvsc keeps the data path synthetic after the "
                                      "MTU's new session (open, doc/features.md)")
+# LISA's criterion is a rate within 12.5 % of the one before: under qemu-user a window that meets
+# the data path's switch measured -49 % in one of five cycles (the other four within 5 %).
+TESTS = harness.not_under_qemu(TESTS, {"test_hotplug_five_cycles"},
+                               "LISA's rate criterion needs a native CPU's steady rate")
 
 if __name__ == "__main__":
     harness.main(TESTS)

@@ -18,7 +18,7 @@ import subprocess
 import time
 
 import harness
-from harness import (EMU_BDF, Program, emu_mac, emulated_env, expect, pmd_args,
+from harness import (EMU_BDF, Program, command, emu_mac, emulated_env, expect, pmd_args,
                      testpmd_on_emu)
 
 # Hugepages its DPDK processes take together at their peak (hugepages.py): one testpmd and its secondary (shared memory), measured 376 MB.
@@ -32,14 +32,6 @@ PEERS = [f"--eth-peer=0,{emu_mac(1)}", f"--eth-peer=1,{emu_mac(0)}"]
 # primary's share would include queue 1, which the secondary polls.
 CONFIGS = [(2, 256), (1, 128), (2, 64), (1, 256)]
 POOL = "mb_pool_0"
-
-
-def command(p, line, done=r"^Done", timeout=30.0):
-    """Types `line` and returns the output it produced up to the line matching `done`."""
-    mark = len(p.lines)
-    p.send(line)
-    p.wait_for(done, timeout=timeout, start=mark)
-    return "\n".join(p.lines[mark:p.last_index + 1])
 
 
 def start_ports(p, cycle):
