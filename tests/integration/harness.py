@@ -466,17 +466,6 @@ def not_on_this_dpdk(tests, names, why):
     return [fn for fn in tests if fn.__name__ not in names]
 
 
-def not_under_qemu(tests, names, why):
-    """`tests` without those named in `names` when the programs run under qemu-user, each printed
-    with `why` (a visible line in the test's output, for a check an emulated CPU cannot hold)."""
-    if not EMULATED_CPU:
-        return tests
-    for fn in tests:
-        if fn.__name__ in names:
-            print(f"not run under qemu-user: {fn.__name__}: {why}")
-    return [fn for fn in tests if fn.__name__ not in names]
-
-
 def main(tests):
     """Runs the test functions; prints 'N passed, N failed, N skipped' (read by CI). Exit status:
     1 on a failure; 77 (meson's SKIP) when every test skipped; 1 too when any test skipped under
