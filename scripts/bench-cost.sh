@@ -21,6 +21,10 @@
 #       net_null under each DPDK (the driver-independent floor), rounds alternating across all of
 #       them (mana_cost_bench, the emulator and our PMD built there in build-dpdk-VERSION)
 #   scripts/bench-cost.sh --trixie [...]                 the same as --dpdk 24.11
+#   scripts/bench-cost.sh --arm64 [any of the above]    arm64 alone: ours, Debian 13's arm64
+#       net_mana and net_null, built and run in the cross chroot (scripts/test-arm64.sh) under
+#       qemu-user; --callgrind counts arm64 instructions (valgrind's arm64 tool under qemu: exact
+#       and repeatable, as on x86; TSC cycles under qemu say nothing of an Arm CPU)
 # BUILD_DIR (default build) is built first unless MANA_BENCH_NO_BUILD=1 (the meson test).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -28,13 +32,14 @@ build=${BUILD_DIR:-$top/build}
 die() { echo "bench-cost: error: $*" >&2; exit 1; }
 chroot_of() {
   case "$1" in
-    23.11 | 26.07) echo bookworm ;; 24.11) echo trixie ;; 25.11) echo sid ;;
+    23.11 | 26.07) echo bookworm ;; 24.11) echo trixie ;; 25.11) echo sid ;; arm64) echo trixie-cross-arm64 ;;
     *) die "--dpdk 23.11, 24.11, 25.11 or 26.07, not '$1'" ;;
   esac
 }
 # Internal: mana_cost_bench --via runs a chroot round as `bench-cost.sh --chroot-round VERSION --round ...`.
+build_of() { [ "$1" = arm64 ] && echo "$top/build-arm64-24.11" || echo "$top/build-dpdk-$1"; }
 if [ "${1:-}" = --chroot-round ]; then
-  tbuild=$top/build-dpdk-$2
+  tbuild=$(build_of "$2")
   suite=$(chroot_of "$2")
   shift 2
   exec "$top/scripts/debian-chroot.sh" "$suite" run "$tbuild/emu/tool/mana-emu" run --lockstep --doorbell poll \
@@ -45,12 +50,23 @@ tver=""
 case "${1:-}" in
   --trixie) tver=24.11; shift ;;
   --dpdk) tver=${2:-}; shift 2 || die "--dpdk needs a version" ;;
+  --arm64) tver=arm64; shift ;;
 esac
 if [ -n "$tver" ]; then
   trixie=1
   suite=$(chroot_of "$tver")
-  tbuild=$top/build-dpdk-$tver
+  tbuild=$(build_of "$tver")
 fi
+if [ "$tver" = arm64 ]; then
+  # Nothing of the host's: x86 numbers do not compare with arm64 ones.
+  "$top/scripts/test-arm64.sh" 24.11 build >/dev/null || die "the arm64 build in $tbuild failed"
+  bench=$tbuild/app/mana_cost_bench
+  names=(ours-arm64 dpdk-24.11-arm64 null-arm64)
+  plugins=("$tbuild/drivers/net/mana/librte_net_mana.so" /usr/lib/aarch64-linux-gnu/dpdk/pmds-25.0/librte_net_mana.so.25 vdev:net_null)
+  wheres=(chroot chroot chroot)
+  work=$(mktemp -d "${TMPDIR:-/tmp}/mana-bench-cost.XXXXXX")
+  trap 'rm -rf "$work"' EXIT
+else
 [ "${MANA_BENCH_NO_BUILD:-0}" = 1 ] || BUILD_DIR=$build "$top/scripts/build.sh" >/dev/null
 ours=$build/drivers/net/mana/librte_net_mana.so
 upstream=$("$top/scripts/build-upstream-mana.sh" | tail -n 1)
@@ -103,7 +119,14 @@ if [ $trixie = 1 ]; then
   plugins=("$ours" "$upstream" vdev:net_null "$tbuild/drivers/net/mana/librte_net_mana.so" "/$tplugin" vdev:net_null)
   wheres=(host host host chroot chroot chroot)
 fi
+fi
 
+if [ "${1:-}" != --callgrind ] && [ "$tver" = arm64 ]; then
+  # The arm64 benchmark runs whole in the chroot (its rounds need no --via there).
+  exec_args=(--mana-emu "$tbuild/emu/tool/mana-emu")
+  for i in "${!names[@]}"; do exec_args+=(--pmd "${names[$i]}=${plugins[$i]}"); done
+  exec "$top/scripts/debian-chroot.sh" "$suite" run "$bench" "${exec_args[@]}" "$@"
+fi
 if [ "${1:-}" != --callgrind ]; then
   exec_args=(--mana-emu "$emu")
   for i in "${!names[@]}"; do
@@ -117,7 +140,7 @@ fi
 # Callgrind: one child per driver, configuration and burst function, collecting only inside
 # bench_rx (rte_eth_rx_burst) or bench_tx (rte_eth_tx_prepare + rte_eth_tx_burst), inclusive of
 # what they call; instructions over the packets that went through them (warm-up included).
-command -v valgrind >/dev/null || die "valgrind is needed (apt-get install valgrind)"
+[ "$tver" = arm64 ] || command -v valgrind >/dev/null || die "valgrind is needed (apt-get install valgrind)"
 shift
 packets=20000
 if [ $# -gt 0 ] && [[ $1 != --* ]]; then

@@ -7,7 +7,7 @@
 # 13 chroot with Debian 13's programs and its own net_mana beside ours (scripts/test-dpdk.sh 24.11
 # --ci: CI's share of the integration suite there), on DPDK 23.11 and 26.07 built from source in a
 # Debian 12 chroot and on 25.11 in a Debian unstable chroot (scripts/test-dpdk.sh VERSION --ci:
-# their smoke share).
+# their smoke share), and on arm64 under qemu-user (scripts/test-arm64.sh --ci).
 #   scripts/test.sh         what CI runs (.ci/run)
 #   scripts/test.sh --all   the whole integration suite on DPDK 23.11, 24.11, 25.11 and 26.07,
 #                           which CI's time limit leaves out (README "Building")
@@ -26,9 +26,12 @@ esac
 scripts/setup.sh || { echo "test.sh: setup failed: nothing can run" >&2; exit 1; }
 # The Debian 13, 12 and unstable chroots (debootstrap and apt: network and disk, little CPU) are
 # made meanwhile, in the background, one after the other (each may install debootstrap on the
-# host); the stages that use them wait for them.
+# host), then the two of the arm64 stage (Debian 13 amd64 with arm64 libraries, and Debian 13
+# arm64, whose apt runs under qemu: about 8 min of one core, once per machine); the stages that
+# use them wait for them.
 chroot_log=${TMPDIR:-/tmp}/mana-test-debian-chroots.log
-{ scripts/debian-chroot.sh trixie && scripts/debian-chroot.sh bookworm && scripts/debian-chroot.sh sid; } \
+{ scripts/debian-chroot.sh trixie && scripts/debian-chroot.sh bookworm && scripts/debian-chroot.sh sid &&
+  scripts/debian-chroot.sh trixie-cross-arm64 && scripts/debian-chroot.sh trixie-arm64; } \
   >"$chroot_log" 2>&1 &
 chroots=$!
 # The main build compiles what its stage runs, the integration and benchmark suites (the driver, the
@@ -106,6 +109,21 @@ else
   stage "DPDK 23.11 (from source, scripts/test-dpdk.sh --ci)" scripts/test-dpdk.sh 23.11 --ci
   stage "DPDK 26.07 (from source, scripts/test-dpdk.sh --ci)" scripts/test-dpdk.sh 26.07 --ci
   stage "DPDK 25.11 (Debian unstable chroot, scripts/test-dpdk.sh --ci)" scripts/test-dpdk.sh 25.11 --ci
+fi
+
+# arm64 (Azure's Cobalt VMs): the driver and the emulator cross-built against Debian 13's arm64
+# DPDK, their unit tests, the memory-ordering check of the compiled data path and a forwarding,
+# secondary, removal and netvsc share under qemu-user, then the arm64 packages installed into a
+# Debian 13 arm64 root where Azure's line runs (scripts/test-arm64.sh; --all: its whole suite).
+arm64() {
+  wait $chroots 2>/dev/null
+  scripts/debian-chroot.sh trixie-arm64 >/dev/null || { tail -20 "$chroot_log" >&2; return 1; }
+  scripts/test-arm64.sh 24.11 "$@"
+}
+if [ $all = 1 ]; then
+  stage "arm64 (DPDK 24.11, qemu-user, scripts/test-arm64.sh)" arm64
+else
+  stage "arm64 (DPDK 24.11, qemu-user, scripts/test-arm64.sh --ci)" arm64 --ci
 fi
 
 echo "=== test.sh: summary"

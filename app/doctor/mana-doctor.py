@@ -241,7 +241,9 @@ def libmana_version():
     path = os.environ.get("MANA_DOCTOR_LIBMANA")
     if path is None:
         name = ctypes.util.find_library("mana")
-        for folder in ("/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib", "/usr/local/lib"):
+        # The machine's multiarch folder first (x86_64-linux-gnu, aarch64-linux-gnu on Arm VMs).
+        multiarch = getattr(sys.implementation, "_multiarch", f"{os.uname().machine}-linux-gnu")
+        for folder in (f"/usr/lib/{multiarch}", "/usr/lib64", "/usr/lib", "/usr/local/lib"):
             if name and Path(folder, name).exists():
                 path = str(Path(folder, name))
                 break
