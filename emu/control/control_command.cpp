@@ -249,14 +249,19 @@ std::string ControlTargets::toggle_presence(uint32_t vf, Device* device, bool pr
   }
   if (!new_pci.empty() && !config_) return "error no run folder: --pci needs one";
   std::string error;
-  if (!present) device->set_present(false);  // queues die before the sysfs entries vanish
-  if (present && config_ && vf_rdma_pending(*config_, vf)) {
-    if (!new_pci.empty()) return "error VF " + std::to_string(vf) + " is back already: no --pci";
-    if (!add_vf_rdma(*config_, vf, &error)) return "error " + error;
-  } else if (config_ && !set_vf_present(*config_, vf, present, &error, new_pci)) {
+  const bool rdma_pending = present && config_ && vf_rdma_pending(*config_, vf);
+  if (rdma_pending && !new_pci.empty())
+    return "error VF " + std::to_string(vf) + " is back already: no --pci";
+  // Queues die before the sysfs entries vanish; on an add the device works before they appear, as
+  // the kernel lists an RDMA device only once it is registered: a prober that lists it (the
+  // driver's wait for mana_ib after a staged add) can open and query it at once.
+  device->set_present(present);
+  const bool moved = rdma_pending ? add_vf_rdma(*config_, vf, &error)
+                                  : !config_ || set_vf_present(*config_, vf, present, &error, new_pci);
+  if (!moved) {
+    if (present) device->set_present(false);
     return "error " + error;
   }
-  if (present) device->set_present(true);
   if (hooks_.presence_changed) hooks_.presence_changed(vf, present);
   std::string reply =
       std::string("ok VF ") + std::to_string(vf) + (present ? " added" : " removed");

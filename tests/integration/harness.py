@@ -361,7 +361,8 @@ def command(p, line, done=r"^Done", timeout=30.0):
     as on a slow machine, is not taken for it."""
     mark = len(p.lines)
     p.send(line)
-    p.wait_for(r"^testpmd> " + re.escape(line) + r"\s*$", timeout=timeout, start=mark)
+    # The echo follows the prompt, or stands alone when an event's log line came after the prompt.
+    p.wait_for(r"^(?:testpmd> )?" + re.escape(line) + r"\s*$", timeout=timeout, start=mark)
     echo = p.last_index
     if done is None:  # a command with no answer (port config ...): its echo is all there is
         return []
