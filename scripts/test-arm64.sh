@@ -47,6 +47,15 @@ ci_subset=(test_pmdinfo_reports_driver test_testpmd_loads_the_pmd
   test_io_pair_trap_doorbells test_azure_multi_queue_command_line test_pair_counters_match_exactly
   test_secondary_resumes_after_recovery
   test_send_receive_two_processes test_multi_queue_8_tx_4_rx test_hotplug_five_cycles)
+# Tests of the host's suite that this stage leaves out, and why (printed on every run).
+declare -A not_here=(
+  [integration-upstream-crosscheck]="it builds DPDK 22.11's net_mana for x86-64 from Debian 12's source package"
+  [integration-ovs]="Debian's Open vSwitch with DPDK is not in the cross chroot (its arm64 build needs arm64's Python)"
+  [integration-rx-interrupts]="l3fwd-power is built from dpdk-doc's examples by the native compiler, not cross-built"
+  [integration-netvsc]="its l3fwd tests build l3fwd from dpdk-doc's examples by the native compiler (its Azure-line and RETA tests passed under qemu on 2026-11-28)"
+  [integration-install]="it builds and installs the native packages: the arm64 packages are installed into a Debian 13 arm64 root by scripts/arm64-install-check.sh instead"
+  [integration-doctor]="mana-doctor is Python, which runs natively here and looks for the amd64 libmana; on an arm64 machine it finds arm64's"
+)
 ci=0
 if [ "${1:-}" = --ci ]; then
   ci=1
@@ -92,8 +101,19 @@ if [ $ci = 1 ]; then
   step "integration share (qemu-aarch64)" chroot_run env MANA_TESTS="$subset" meson test -C "$build" \
     --no-rebuild --print-errorlogs "${ci_tests[@]}"
 else
+  mapfile -t all < <(chroot_run meson test -C "$build" --no-rebuild --list --suite integration --suite system-net-mana 2>/dev/null \
+    | grep 'mana-pmd:' | sed -E 's/.* \/ //; s/.*mana-pmd://')
+  run=()
+  for t in "${all[@]}"; do
+    if [ -n "${not_here[$t]:-}" ]; then
+      echo "test-arm64 $version: not in this stage: $t: ${not_here[$t]}" >&2
+    else
+      run+=("$t")
+    fi
+  done
+  [ ${#run[@]} -gt 0 ] || die "no integration tests to run in $build"
   step "integration suite (qemu-aarch64)" chroot_run meson test -C "$build" --no-rebuild \
-    --print-errorlogs --suite integration
+    --print-errorlogs "${run[@]}"
 fi
 [ "$version" = 24.11 ] || exit 0
 step "Debian packages (dpkg-buildpackage -a arm64)" chroot_run scripts/build-deb.sh --arch arm64 \
