@@ -26,13 +26,12 @@ esac
 scripts/setup.sh || { echo "test.sh: setup failed: nothing can run" >&2; exit 1; }
 # The Debian 13, 12 and unstable chroots (debootstrap and apt: network and disk, little CPU) are
 # made meanwhile, in the background, one after the other (each may install debootstrap on the
-# host), then the two of the arm64 stage (Debian 13 amd64 with arm64 libraries, and Debian 13
-# arm64, whose apt runs under qemu: about 8 min of one core, once per machine); the stages that
-# use them wait for them.
+# host), then the arm64 stage's cross chroot (Debian 13 amd64 with arm64 libraries); the stages
+# that use them wait for them. The arm64 stage makes its Debian 13 arm64 root itself, once per
+# machine: its apt runs under qemu (about 8 min of one core), which would load the stages before.
 chroot_log=${TMPDIR:-/tmp}/mana-test-debian-chroots.log
 { scripts/debian-chroot.sh trixie && scripts/debian-chroot.sh bookworm && scripts/debian-chroot.sh sid &&
-  scripts/debian-chroot.sh trixie-cross-arm64 && scripts/debian-chroot.sh trixie-arm64; } \
-  >"$chroot_log" 2>&1 &
+  scripts/debian-chroot.sh trixie-cross-arm64; } >"$chroot_log" 2>&1 &
 chroots=$!
 # The main build compiles what its stage runs, the integration and benchmark suites (the driver, the
 # emulator, the tools): the unit tests are compiled and run in the sanitizer build below, and on
@@ -116,8 +115,8 @@ fi
 # secondary, removal and netvsc share under qemu-user, then the arm64 packages installed into a
 # Debian 13 arm64 root where Azure's line runs (scripts/test-arm64.sh; --all: its whole suite).
 arm64() {
-  wait $chroots 2>/dev/null
-  scripts/debian-chroot.sh trixie-arm64 >/dev/null || { tail -20 "$chroot_log" >&2; return 1; }
+  wait $chroots 2>/dev/null  # (the DPDK 24.11 stage may have waited for it already)
+  scripts/debian-chroot.sh trixie-arm64 >/dev/null || return 1
   scripts/test-arm64.sh 24.11 "$@"
 }
 if [ $all = 1 ]; then
