@@ -256,8 +256,9 @@ std::string ControlTargets::toggle_presence(uint32_t vf, Device* device, bool pr
   // the kernel lists an RDMA device only once it is registered: a prober that lists it (the
   // driver's wait for mana_ib after a staged add) can open and query it at once.
   device->set_present(present);
-  const bool moved = rdma_pending ? add_vf_rdma(*config_, vf, &error)
-                                  : !config_ || set_vf_present(*config_, vf, present, &error, new_pci);
+  const bool moved = rdma_pending
+                         ? add_vf_rdma(*config_, vf, &error)
+                         : !config_ || set_vf_present(*config_, vf, present, &error, new_pci);
   if (!moved) {
     if (present) device->set_present(false);
     return "error " + error;

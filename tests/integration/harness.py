@@ -392,6 +392,7 @@ def parse_forward_stats(text):
 
 def wait_for_interface(name, timeout=30.0, netns=None):
     """Waits until a network interface exists (the emulator creates TAP wires when it starts)."""
+    timeout *= TIME_SCALE
     deadline = time.monotonic() + timeout
     cmd = (["ip", "-n", netns] if netns else ["ip"]) + ["link", "show", name]
     while subprocess.run(cmd, capture_output=True).returncode != 0:

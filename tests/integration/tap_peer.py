@@ -8,6 +8,7 @@ import struct
 import subprocess
 import time
 
+import harness
 from harness import Failure, wait_for_interface
 
 # MANA's default RSS key (doc/hardware.md §2.5), used when the application gives none.
@@ -42,6 +43,7 @@ def bring_up(ifname, netns=None):
 
 
 def wait_until(predicate, timeout, what):
+    timeout *= harness.TIME_SCALE
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:
