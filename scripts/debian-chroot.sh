@@ -268,12 +268,14 @@ STDBUF
   exec 9>&-
 }
 
+# binfmt_misc's registrations do not survive a reboot, a complete chroot does: checked every time.
 case "${1:-}" in
-  "") create; echo "$root" ;;
+  "") create; [ $flavour = native ] || ensure_qemu_binfmt; echo "$root" ;;
   run)
     shift
     [ $# -gt 0 ] || die "run needs a command"
     create
+    [ $flavour = native ] || ensure_qemu_binfmt
     in_chroot "$@"
     ;;
   *) die "unknown argument '$1' (usage: $0 SUITE [run CMD [ARG...]])" ;;
