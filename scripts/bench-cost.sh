@@ -107,7 +107,7 @@ if [ $trixie = 1 ]; then
     # DPDK built from source (scripts/build-dpdk.sh): its install is the chroot's /usr/local, for
     # this script's chroot rounds too (the variable is inherited through mana_cost_bench --via).
     export MANA_CHROOT_USR_LOCAL
-    MANA_CHROOT_USR_LOCAL=$("$top/scripts/build-dpdk.sh" "$tver")/root/usr/local
+    MANA_CHROOT_USR_LOCAL=$("$top/scripts/build-dpdk.sh" "$tver")
     root=${MANA_CHROOT_USR_LOCAL%/usr/local}
   fi
   tplugin=""

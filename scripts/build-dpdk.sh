@@ -5,7 +5,7 @@
 # 12 (the chroot of scripts/debian-chroot.sh bookworm, with the packages those instructions name and
 # no other DPDK), with the drivers and programs our tests use, for scripts/test-dpdk.sh 23.11|26.07
 # (doc/guide.md "Other DPDK versions").
-#   scripts/build-dpdk.sh VERSION [SOURCE]   prints the folder whose usr/local holds the install
+#   scripts/build-dpdk.sh VERSION [SOURCE]   prints the install's usr/local folder
 # SOURCE: DPDK's tarball of that version; by default the one scripts/dpdk-source.sh finds.
 # Built once per machine: the install is cached in /var/cache/mana-pmd/dpdk-VERSION-HASH
 # (MANA_DPDK_CACHE for another folder), HASH being that of the source tarball and the build options,
@@ -44,37 +44,40 @@ options=(--prefix=/usr/local -Ddefault_library=shared -Dbuildtype=release -Denab
 hash=$({ sha256sum <"$src"; echo "${options[*]}"; } | sha256sum | cut -c1-16)
 cache=${MANA_DPDK_CACHE:-/var/cache/mana-pmd}/dpdk-$version-$hash
 stamp=$cache/.complete
+usr_local=$cache/install/usr/local
+# (caches made before the install folder was renamed from root/ keep their build)
+[ ! -f "$stamp" ] || [ -d "$cache/install" ] || [ ! -d "$cache/root" ] || mv "$cache/root" "$cache/install"
 
 if [ -f "$stamp" ]; then
-  echo "$cache"
+  echo "$usr_local"
   exit 0
 fi
 mkdir -p "$(dirname "$cache")"
 exec 9>"$cache.lock"
 flock 9  # one builder at a time; the next finds it complete
 if [ -f "$stamp" ]; then
-  echo "$cache"
+  echo "$usr_local"
   exit 0
 fi
 started=$SECONDS
 rm -rf "$cache"
 say "DPDK $version from $src into $cache (about 3 min on 2 cores; once per machine)"
 tree=/usr/local/src/dpdk-$version
-mkdir -p "$cache/root$tree"
-tar -xf "$src" -C "$cache/root$tree" --strip-components=1
-grep -qx "${version}.0" "$cache/root$tree/VERSION" \
-  || die "$src holds DPDK $(cat "$cache/root$tree/VERSION"), not $version"
+mkdir -p "$cache/install$tree"
+tar -xf "$src" -C "$cache/install$tree" --strip-components=1
+grep -qx "${version}.0" "$cache/install$tree/VERSION" \
+  || die "$src holds DPDK $(cat "$cache/install$tree/VERSION"), not $version"
 "$top/scripts/debian-chroot.sh" bookworm >/dev/null
 # In the chroot, as a user: meson setup, ninja, ninja install (the logs stay in the cache).
-MANA_CHROOT_USR_LOCAL=$cache/root/usr/local "$top/scripts/debian-chroot.sh" bookworm run sh -c '
+MANA_CHROOT_USR_LOCAL=$usr_local "$top/scripts/debian-chroot.sh" bookworm run sh -c '
   cd "$0" && meson setup build "$@" >../meson-setup.log 2>&1 || { echo "meson setup failed"; exit 1; }
   ninja -C build -j"$(nproc)" >../ninja.log 2>&1 || { echo "ninja failed"; exit 1; }
   ninja -C build install >../install.log 2>&1 || { echo "ninja install failed"; exit 1; }' \
-  "$tree" "${options[@]}" || die "building DPDK $version failed (logs: $cache/root/usr/local/src/*.log)"
-[ -x "$cache/root/usr/local/bin/dpdk-testpmd" ] || die "no dpdk-testpmd in $cache/root/usr/local/bin"
+  "$tree" "${options[@]}" || die "building DPDK $version failed (logs: $usr_local/src/*.log)"
+[ -x "$usr_local/bin/dpdk-testpmd" ] || die "no dpdk-testpmd in $usr_local/bin"
 # The source and objects are not needed after the install (600 MB); the logs stay.
-mv "$cache/root/usr/local/src"/*.log "$cache/"
-rm -rf "$cache/root/usr/local/src"
+mv "$usr_local/src"/*.log "$cache/"
+rm -rf "$usr_local/src"
 echo "$version $src $hash built in $((SECONDS - started)) s" >"$stamp"
 say "DPDK $version built in $((SECONDS - started)) s"
-echo "$cache"
+echo "$usr_local"

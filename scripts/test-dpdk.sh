@@ -87,7 +87,7 @@ if [ $from_source = 1 ]; then
   # headers; DPDK's net_mana source (for unit-format-crosscheck) comes from the same tarball.
   step "DPDK $version from source (scripts/build-dpdk.sh)" scripts/build-dpdk.sh "$version" "$src" >/dev/null
   export MANA_CHROOT_USR_LOCAL
-  MANA_CHROOT_USR_LOCAL=$(scripts/build-dpdk.sh "$version" "$src")/root/usr/local
+  MANA_CHROOT_USR_LOCAL=$(scripts/build-dpdk.sh "$version" "$src")
   if [ ! -f "$sdk/net-mana/mana.h" ] || [ "$src" -nt "$sdk/net-mana/mana.h" ]; then
     rm -rf "$sdk" && mkdir -p "$sdk/net-mana"
     tar -xf "$src" -C "$sdk/net-mana" --strip-components=4 --wildcards '*/drivers/net/mana/*'
