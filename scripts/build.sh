@@ -27,7 +27,8 @@ if [ ! -f "$dir/build.ninja" ]; then
 elif [ $# -gt 0 ]; then
   meson configure "$dir" "$@" >/dev/null
 fi
-targets=()
+# MANA_BUILD_TARGETS="TARGET..." builds those ninja targets alone (main-job: scripts/run-main.sh's).
+read -r -a targets <<<"${MANA_BUILD_TARGETS:-}"
 if [ -n "${MANA_BUILD_SUITES:-}" ]; then
   # shellcheck disable=SC2086 # a list of suite names
   mapfile -t targets < <("$top/scripts/suite-targets.py" "$dir" $MANA_BUILD_SUITES)

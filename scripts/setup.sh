@@ -3,12 +3,21 @@
 # Take a fresh Debian 12 machine (as root) to a state where the project builds and its tests run.
 # Idempotent: every step checks first and does nothing when its result is already there.
 #   scripts/setup.sh            packages + DPDK driver-SDK headers + hugepages
+#   scripts/setup.sh --main     only what the main job (scripts/run-main.sh) needs: DPDK, rdma-core,
+#                               the compiler and meson, the SDK headers, hugepages
 #   scripts/setup.sh --no-huge  skip the hugepage step (build-only machines)
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 want_huge=1
-[ "${1:-}" = "--no-huge" ] && want_huge=0
+main_only=0
+for arg; do
+  case "$arg" in
+    --no-huge) want_huge=0 ;;
+    --main) main_only=1 ;;
+    *) echo "setup: error: unknown argument '$arg' (usage: $0 [--main] [--no-huge])" >&2; exit 2 ;;
+  esac
+done
 
 die() { echo "setup: error: $*" >&2; exit 1; }
 say() { echo "setup: $*"; }
@@ -20,11 +29,13 @@ case "${ID:-}:${ID_LIKE:-}" in
   *) die "this is ${PRETTY_NAME:-an unknown system}; only Debian 12 (or Ubuntu with DPDK 22.11) is supported" ;;
 esac
 
-# Everything the build, the emulator and the tests use; all from Debian.
-packages=(dpdk dpdk-dev libdpdk-dev libibverbs-dev ibverbs-providers rdma-core
-  meson ninja-build g++ pkg-config libgtest-dev python3 python3-pyelftools python3-scapy
-  dpkg-dev debhelper lintian dpdk-doc gcc xz-utils iproute2 iputils-ping tcpdump tshark procps util-linux
-  kmod clang clang-format clang-tidy valgrind)
+# What the build and the main job use (dpdk-testpmd is in dpdk-dev; pyelftools for the PMD info;
+# the build configures the tests, which need GoogleTest's headers), then what the tests add; all
+# from Debian.
+packages=(dpdk dpdk-dev libdpdk-dev libibverbs-dev ibverbs-providers meson ninja-build g++ pkg-config
+  libgtest-dev python3 python3-pyelftools xz-utils procps util-linux)
+[ $main_only = 1 ] || packages+=(rdma-core python3-scapy dpkg-dev debhelper lintian dpdk-doc gcc
+  iproute2 iputils-ping tcpdump tshark kmod clang clang-format clang-tidy valgrind)
 
 # The packages named that are not installed, one a line.
 not_installed() {
@@ -45,7 +56,9 @@ fi
 # ovs-vswitchd). Installed with a policy-rc.d that forbids starting services, so the package's
 # postinst does not start a system-wide OVS (init script or systemd unit) next to the tests'.
 # A system OVS that was already running is left alone: the test shares no file or socket with it.
-mapfile -t ovs_missing < <(not_installed openvswitch-switch-dpdk openvswitch-switch openvswitch-common)
+ovs_missing=()
+[ $main_only = 1 ] ||
+  mapfile -t ovs_missing < <(not_installed openvswitch-switch-dpdk openvswitch-switch openvswitch-common)
 if [ ${#ovs_missing[@]} -gt 0 ]; then
   say "installing ${ovs_missing[*]} (no services started)"
   apt_update
@@ -69,7 +82,7 @@ if [ ${#ovs_missing[@]} -gt 0 ]; then
     update-rc.d openvswitch-switch disable >/dev/null 2>&1 || true
   fi
 fi
-[ -x /usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk ] \
+[ $main_only = 1 ] || [ -x /usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk ] \
   || die "no /usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk after installing openvswitch-switch-dpdk"
 
 "$top/scripts/fetch-dpdk-sdk.sh"
