@@ -14,7 +14,10 @@ LINK = re.compile(r'\]\(([^)\s]+)\)')
 
 
 def slug(text):
-    text = re.sub(r'<[^>]+>', '', text).strip().lower()
+    # HTML tags are dropped, but not text in code spans (`<command>` reads as text there).
+    parts = text.split('`')
+    text = ''.join(p if i % 2 else re.sub(r'<[^>]+>', '', p) for i, p in enumerate(parts))
+    text = text.strip().lower()
     out = []
     for ch in text:
         cat = unicodedata.category(ch)
