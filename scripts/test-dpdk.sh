@@ -13,7 +13,7 @@
 # "build from source" instructions do, installed into /usr/local, and tested in a Debian 12 chroot
 # that has no other DPDK (scripts/debian-chroot.sh bookworm, that install as its /usr/local).
 # --ci: CI's share (scripts/test.sh): the same steps with the integration tests of `ci_tests` below
-# (the rest of the suite runs on 22.11 in the same CI run; README "Building" has the times).
+# (the rest of the suite runs on 22.11 in the same CI run; doc/testing.md has the times).
 # TEST: meson test names (e.g. integration-forwarding) instead of the whole run; `build`: build only.
 # DPDK's driver-SDK headers come from that version's source tarball (scripts/dpdk-source.sh: a
 # DPDK source tree or release tarball, MANA_DPDK_SRC by hand); for 23.11 and 26.07, whose install

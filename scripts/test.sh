@@ -10,7 +10,7 @@
 # their smoke share), and on arm64 under qemu-user (scripts/test-arm64.sh --ci).
 #   scripts/test.sh         what CI runs (.ci/run)
 #   scripts/test.sh --all   the whole integration suite on DPDK 23.11, 24.11, 25.11 and 26.07,
-#                           which CI's time limit leaves out (README "Building")
+#                           which CI's time limit leaves out (doc/testing.md)
 # Every stage runs even when an earlier one failed (a failure must not hide whether the later
 # stages pass); the summary at the end names each stage's result, and the exit status is 1 when
 # any failed. Setup and the main build are the exception: nothing can run without them.
