@@ -4,7 +4,9 @@
 #   1. clang-format: every tracked .cpp/.h is formatted as .clang-format says (no drift);
 #   2. SPDX: every tracked source file (C/C++, Python, shell, meson) names its licence in its first
 #      lines (LICENSE: BSD-3-Clause);
-#   3. clang-tidy: the checks .clang-tidy keeps, at zero findings, on the translation units of the
+#   3. docs: every relative link and #anchor of README.md and doc/*.md resolves
+#      (scripts/check-doc-links.py);
+#   4. clang-tidy: the checks .clang-tidy keeps, at zero findings, on the translation units of the
 #      drivers, the emulator, common/ and app/ (not the tests), with the build's
 #      compile_commands.json (BUILD_DIR, default build/).
 # Measured on the 2-core build machine: 1 min 35 s (clang-tidy 89 CPU-s over 88 files).
@@ -24,6 +26,9 @@ if [ -n "$missing" ]; then
   exit 1
 fi
 echo "lint: SPDX: every source file names its licence"
+
+scripts/check-doc-links.py >/dev/null || { echo "lint: broken links in the docs (above)" >&2; exit 1; }
+echo "lint: docs: every relative link and anchor resolves"
 
 [ -f "$build/compile_commands.json" ] || { echo "lint: no $build/compile_commands.json: build first" >&2; exit 1; }
 log=$(mktemp)
