@@ -45,6 +45,26 @@ from_source() {
   [ -z "$tmp" ] || rm -rf "$tmp"
   echo "fetch-dpdk-sdk: driver-SDK headers of DPDK $(cat "$dest/VERSION") in $dest"
 }
+# A deb-src entry for the same mirrors as the binary entries (none on a fresh Debian 12). Prints
+# whether it added one; setup.sh asks for it before its own apt-get update, which then fetches the
+# source index too (one update instead of two).
+add_deb_src() {
+  apt-cache showsrc dpdk 2>/dev/null | grep -q '^Package:' && { echo present; return; }
+  [ "$(id -u)" = 0 ] || die "no deb-src for dpdk and not root: add a deb-src line for your mirror, or run as root"
+  if [ -f /etc/apt/sources.list.d/debian.sources ]; then
+    sed -e 's/^Types:.*/Types: deb-src/' /etc/apt/sources.list.d/debian.sources \
+      > /etc/apt/sources.list.d/mana-pmd-deb-src.sources
+  elif [ -f /etc/apt/sources.list ]; then
+    grep -E '^deb ' /etc/apt/sources.list | sed 's/^deb /deb-src /' > /etc/apt/sources.list.d/mana-pmd-deb-src.list
+  else
+    die "no apt sources found to derive a deb-src entry from"
+  fi
+  echo added
+}
+if [ "${1:-}" = "--add-deb-src" ]; then
+  add_deb_src
+  exit 0
+fi
 if [ "${1:-}" = "--from" ]; then
   [ $# = 4 ] && [ "$3" = "--dest" ] || die "usage: $0 --from DPDK_SOURCE_TREE_OR_TARBALL --dest DIR"
   from_source "$2" "$4"
@@ -75,19 +95,11 @@ mkdir -p "$work"
 cd "$work"
 if ! ls dpdk_"$upstream".orig.tar.* >/dev/null 2>&1; then
   if ! apt-get source --download-only -q "dpdk=$version" >/dev/null 2>&1; then
-    # No deb-src entry yet: add one for the same mirrors as the binary entries, then retry once.
-    if [ "$(id -u)" != 0 ]; then die "no deb-src for dpdk=$version and not root: add a deb-src line for your mirror, or run as root"; fi
-    src=/etc/apt/sources.list.d/mana-pmd-deb-src.sources
-    if [ -f /etc/apt/sources.list.d/debian.sources ]; then
-      sed -e 's/^Types:.*/Types: deb-src/' /etc/apt/sources.list.d/debian.sources > "$src"
-    elif [ -f /etc/apt/sources.list ]; then
-      grep -E '^deb ' /etc/apt/sources.list | sed 's/^deb /deb-src /' > /etc/apt/sources.list.d/mana-pmd-deb-src.list
-    else
-      die "no apt sources found to derive a deb-src entry from"
-    fi
-    apt-get update -q >/dev/null || die "apt-get update failed after adding deb-src entries ($src)"
+    # No deb-src entry yet, or an index older than the installed DPDK: add one, update, retry once.
+    add_deb_src >/dev/null
+    apt-get update -q >/dev/null || die "apt-get update failed (with a deb-src entry for dpdk)"
     apt-get source --download-only -q "dpdk=$version" >/dev/null \
-      || die "cannot download the source of dpdk=$version: no deb-src reachable for it (check $src)"
+      || die "cannot download the source of dpdk=$version: no deb-src reachable for it (check /etc/apt/sources.list.d/mana-pmd-deb-src.*)"
   fi
 fi
 tarball=$(ls dpdk_"$upstream".orig.tar.* | head -n 1)

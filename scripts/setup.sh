@@ -50,6 +50,9 @@ apt_updated=0
 apt_update() { [ $apt_updated = 1 ] || { apt-get update -q >/dev/null || die "apt-get update failed: check the apt sources"; apt_updated=1; }; }
 if [ ${#missing[@]} -gt 0 ]; then
   say "installing ${missing[*]}"
+  # The SDK headers come from Debian's source package (fetch-dpdk-sdk.sh below): its deb-src entry
+  # now, so that this update fetches the source index too.
+  ls "$top"/.deps/dpdk-sdk/*/include/.complete >/dev/null 2>&1 || "$top/scripts/fetch-dpdk-sdk.sh" --add-deb-src >/dev/null
   apt_update
   echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
   # The main job's set without Debian's recommendations (dbus, gnupg, fonts, manpages: 90 packages
