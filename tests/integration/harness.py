@@ -6,7 +6,6 @@ waits for the line it needs (with a deadline, never a blind sleep), and the prog
 a user stops it (SIGINT for testpmd, which then prints its final statistics and exits 0).
 """
 
-import json
 import os
 import re
 import selectors
@@ -319,27 +318,6 @@ def emu_ctl(p, *command):
     return out.stdout.strip()
 
 
-def device_counters(p, vf=0):
-    """The emulator's counters of VF `vf` under `p` (mana-emu ctl counters): ports, SQs, RQs."""
-    return json.loads(emu_ctl(p, "counters", str(vf)).split(" ", 1)[1])
-
-
-def parse_port_stats(text):
-    """Parses the last 'NIC statistics' block of every port (show port stats / --stats-period)."""
-    stats = {}
-    blocks = re.split(r"#+ NIC statistics for port (\d+)\s+#+", text)
-    for i in range(1, len(blocks) - 1, 2):
-        port, body = int(blocks[i]), blocks[i + 1]
-        values = {}
-        for key in ("RX-packets", "RX-missed", "RX-bytes", "RX-errors", "RX-nombuf", "TX-packets",
-                    "TX-errors", "TX-bytes"):
-            m = re.search(re.escape(key) + r":\s+(\d+)", body)
-            if m:
-                values[key] = int(m.group(1))
-        stats[port] = values
-    return stats
-
-
 def repeat_until(step, done, what, timeout=120.0):
     """Calls `step()` until `done(value)` holds for what it returned, and returns that value; fails
     after `timeout` seconds naming `what` and the last value. Each step is itself a bounded wait (a
@@ -352,42 +330,6 @@ def repeat_until(step, done, what, timeout=120.0):
             return value
         if time.monotonic() > deadline:
             raise Failure(f"timed out after {timeout}s waiting for {what}; last: {value}")
-
-
-def command(p, line, done=r"^Done", timeout=30.0):
-    """Types `line` into an interactive testpmd and waits for the line matching `done` in its
-    answer (None: none); returns the answer's lines. The answer starts after testpmd's echo of the command: a
-    `done` line that an earlier command (or the start) printed but the harness had not yet read,
-    as on a slow machine, is not taken for it."""
-    mark = len(p.lines)
-    p.send(line)
-    # The echo follows the prompt, or stands alone when an event's log line came after the prompt.
-    p.wait_for(r"^(?:testpmd> )?" + re.escape(line) + r"\s*$", timeout=timeout, start=mark)
-    echo = p.last_index
-    if done is None:  # a command with no answer (port config ...): its echo is all there is
-        return []
-    p.wait_for(done, timeout=timeout, start=echo + 1)
-    return p.lines[echo + 1:p.last_index + 1]
-
-
-def show_port_stats(p, last_port=1):
-    """Runs `show port stats all` in an interactive testpmd and returns the parsed blocks."""
-    mark = len(p.lines)
-    p.send("show port stats all")
-    p.wait_for(r"NIC statistics for port %d" % last_port, start=mark)
-    p.wait_for(r"Tx-pps:", start=p.last_index)
-    p.wait_for(r"^\s*#{20,}\s*$", start=p.last_index)
-    return parse_port_stats("\n".join(p.lines[mark:p.last_index + 1]))
-
-
-def parse_forward_stats(text):
-    """Parses the final 'Forward statistics for port N' blocks printed when forwarding stops."""
-    stats = {}
-    for m in re.finditer(r"-+ Forward statistics for port (\d+)\s+-+\n(.*?)\n\s+-{20,}", text,
-                         re.S):
-        values = {k: int(v) for k, v in re.findall(r"([A-Za-z-]+):\s+(\d+)", m.group(2))}
-        stats[int(m.group(1))] = values
-    return stats
 
 
 def wait_for_interface(name, timeout=30.0, netns=None):

@@ -7,10 +7,11 @@ counters that match exactly across a pair wire."""
 import re
 import time
 
+from emulator import device_counters, sq_packets
 import harness
-from harness import (EMU_BDF, emu_mac, expect, parse_forward_stats, show_port_stats,
-                     testpmd_on_emu)
-from test_recovery import sq_packets
+from harness import EMU_BDF, emu_mac, expect, testpmd_on_emu
+from launch import PAIR_PEERS
+from testpmd_cli import parse_forward_stats, show_port_stats
 
 # Hugepages its DPDK processes take together at their peak (hugepages.py): one testpmd at a time with its default mbuf pool, measured 370 MB.
 HUGEPAGES_MB = 512
@@ -20,7 +21,6 @@ HUGEPAGES_MB = 512
 # io/rxonly forward frames unchanged, so the frames testpmd injects are broadcast; mac, flowgen and
 # txonly address each port's frames to the peer port's MAC.
 BROADCAST_PEERS = ["--eth-peer=0,ff:ff:ff:ff:ff:ff", "--eth-peer=1,ff:ff:ff:ff:ff:ff"]
-PAIR_PEERS = [f"--eth-peer=0,{emu_mac(1)}", f"--eth-peer=1,{emu_mac(0)}"]
 
 
 def wait_for_traffic(p, port, minimum=1000, timeout=60):
@@ -155,7 +155,7 @@ def test_pair_counters_match_exactly():
     p.send("stop")
     p.wait_for(r"Done\.", start=len(p.lines) - 1)
     s = show_port_stats(p)
-    device = harness.device_counters(p)  # printed on a mismatch: which drop took the frames
+    device = device_counters(p)  # printed on a mismatch: which drop took the frames
     p.send("quit")
     rc = p.finish()
     expect(rc == 0, f"testpmd exited {rc}", p)

@@ -9,13 +9,13 @@ while the port forwards (traffic then lands per a Toeplitz reference); no mbuf l
 import re
 import subprocess
 
+from emulator import device_port
 import harness
 from harness import (EMU_BDF, Program, emu_ctl, emu_mac, emulated_env, expect, pmd_args,
                      testpmd_on_emu)
+from launch import PRIMARY_LCORES, SECONDARY_LCORES
 from tap_peer import MANA_DEFAULT_RSS_KEY, bring_up, toeplitz, wait_until
-from test_ethdev_ops import device_port
-from test_lifecycle import command, in_use
-from test_multiprocess import PRIMARY_LCORES, SECONDARY_LCORES
+from testpmd_cli import FORWARDING_STARTED, command, in_use, run, show
 
 from scapy.all import IP, TCP, UDP, Ether, Raw, conf, sendp  # noqa: E402
 
@@ -25,7 +25,6 @@ HUGEPAGES_MB = 512
 conf.verb = 0
 TAP = "mqctltap0"
 PORT_MAC = emu_mac(0)
-FORWARDING_STARTED = r"packet forwarding packets/burst="
 RX_LINE = re.compile(r"src=02:00:00:00:([0-9A-F]{2}):([0-9A-F]{2}) .*(?:RSS|Receive) queue=0x([0-9a-f]+)")
 NEW_KEY = bytes(range(1, 41))
 RING = 64
@@ -81,22 +80,6 @@ def send_and_wait(p, flows, expect_seen):
         expect(False, f"flows {missing} not at testpmd; xstats {xstats}; emulator: "
                f"{emu_ctl(p, 'counters', '0')}", p)
     return received(p, mark)
-
-
-def show(p, line, last):
-    mark = len(p.lines)
-    p.send(line)
-    p.wait_for(last, start=mark)
-    return "\n".join(p.lines[mark:p.last_index + 1])
-
-
-def run(p, line):
-    """Sends `line`, then a command whose answer marks the end of its output; returns the output."""
-    mark = len(p.lines)
-    p.send(line)
-    p.send("show port summary all")
-    p.wait_for(r"^Number of available ports", start=mark)
-    return "\n".join(p.lines[mark:p.last_index])
 
 
 def expect_quiet(p, line):

@@ -22,7 +22,7 @@ import harness
 import test_forwarding as fwd
 import test_multiprocess as mp
 import test_tap as tap
-from test_recovery import live, sq_packets
+from emulator import device_counters, live, sq_packets
 from harness import BUILD, MANA_EMU, expect, testpmd_on_emu
 
 # Hugepages its DPDK processes take together at their peak (hugepages.py): Debian 13's testpmd in the
@@ -232,7 +232,7 @@ def test_strict_vport_offset_300_needs_the_long_oob():
         p.wait_for(r"Port 0: ")
 
         def sq_totals():
-            sqs = harness.device_counters(p)["sqs"]
+            sqs = device_counters(p)["sqs"]
             return sum(q["packets"] for q in sqs), sum(q["error_cqes"] for q in sqs)
 
         sent, refused = harness.repeat_until(

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import harness
 from harness import emu_ctl, emu_mac, expect, testpmd_on_emu
+from testpmd_cli import FORWARDING_STARTED
 from tap_peer import MANA_DEFAULT_RSS_KEY, Capture, bring_up, toeplitz, wait_until
 
 from scapy.all import IP, TCP, UDP, Dot1Q, Ether, Raw, conf, sendp  # noqa: E402
@@ -20,9 +21,6 @@ HUGEPAGES_MB = 512
 
 conf.verb = 0
 TAP = "manatap0"
-# testpmd drains the RX queues after printing "<mode> packet forwarding - ports=..." and before this
-# line: frames must be sent only once it has appeared.
-FORWARDING_STARTED = r"packet forwarding packets/burst="
 PORT_MAC = emu_mac(0)
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import harness
 from harness import emu_ctl, emu_mac, expect, testpmd_on_emu
+from testpmd_cli import FORWARDING_STARTED
 
 from scapy.all import IP, TCP, Ether, IPv6, rdpcap  # noqa: E402
 
@@ -27,7 +28,6 @@ NETNS = ("tso-send", "tso-recv")
 PORT_MACS = (emu_mac(0), emu_mac(1))
 MSS = 500  # below the sender's 1448 (MTU 1500 with timestamps): every data packet is segmented
 STREAM_BYTES = 4 * 1024 * 1024
-FORWARDING_STARTED = r"packet forwarding packets/burst="
 # (family, sender address, receiver address, prefix length)
 FAMILIES = (("ipv4", "198.18.90.1", "198.18.90.2", 24),
             ("ipv6", "fd00:90::1", "fd00:90::2", 64))
