@@ -69,8 +69,9 @@ MANA_EMU = BUILD / "emu/tool/mana-emu"
 # A named set of hardware/kernel behaviours (mana-emu run --profile; doc/emulator.md) under which
 # every emulator this test process starts runs; empty: mana-emu's defaults.
 PROFILE = os.environ.get("MANA_EMU_PROFILE", "")
-# Options that change single behaviours of that profile (e.g. ["--hw", "vport-offset=0"]).
-PROFILE_OVERRIDES = []
+# Options that change single behaviours of that profile (e.g. ["--hw", "vport-offset=0"]), space
+# separated in MANA_EMU_PROFILE_OVERRIDES (given by crosscheck.py to a test file it runs).
+PROFILE_OVERRIDES = os.environ.get("MANA_EMU_PROFILE_OVERRIDES", "").split()
 
 
 def _elf_machine(path):
