@@ -4,6 +4,22 @@
 Programs are started with line-buffered stdout (stdbuf -oL), their output is read as it comes, a test
 waits for the line it needs (with a deadline, never a blind sleep), and the program is stopped the way
 a user stops it (SIGINT for testpmd, which then prints its final statistics and exits 0).
+
+It is the base of the integration tests' toolkit, the modules beside it that every test file uses
+(no test file imports another):
+- harness.py: programs started and stopped, bounded waits, the emulator's command line and control
+  (emu_run, emu_ctl), testpmd under `mana-emu run`, the environment a secondary process needs, the
+  test runner (main, run_main: PASS/SKIP/FAIL, MANA_TESTS, the hugepage declaration);
+- testpmd_cli.py: commands at testpmd's prompt and what it prints (port stats, forward stats,
+  xstats, mbufs outside the pool, telemetry);
+- emulator.py: what the emulator reports (verbs objects alive, device, vPort, SQ, synthetic NIC and
+  fabric counters, the netdev's MTU);
+- launch.py: process layouts (a primary's and its secondaries' lcores, the two NICs of a fabric
+  wire, a looped txonly port);
+- netvsc.py: testpmd over DPDK's net_netvsc with our port as its VF;
+- tap_peer.py: the Linux side of a TAP wire (scapy, a reference Toeplitz hash);
+- crosscheck.py: another file's tests run for another driver or profile, each in its own process;
+- hugepages.py: the suite's hugepage budget.
 """
 
 import os
