@@ -11,7 +11,7 @@ from emulator import device_counters, sq_packets
 import harness
 from harness import EMU_BDF, emu_mac, expect, testpmd_on_emu
 from launch import PAIR_PEERS
-from testpmd_cli import parse_forward_stats, show_port_stats
+from testpmd_cli import command, parse_forward_stats, show_port_stats
 
 # Hugepages its DPDK processes take together at their peak (hugepages.py): one testpmd at a time with its default mbuf pool, measured 370 MB.
 HUGEPAGES_MB = 512
@@ -143,17 +143,15 @@ def test_pair_counters_match_exactly():
     harness.repeat_until(lambda: show_port_stats(p),
                          lambda s: all(s[q].get("RX-packets", 0) > 200000 for q in (0, 1)),
                          "both ports to receive 200000 packets")
-    p.send("stop")
-    p.wait_for(r"Done\.")
+    command(p, "stop", r"Done\.")
     # Drain what is still in the RX rings, until the counters stop moving.
     p.send("set fwd rxonly")
-    p.send("start")
+    command(p, "start", r"^Logical Core")
     seen = []
     harness.repeat_until(lambda: seen.append(show_port_stats(p)) or seen[-2:],
                          lambda last: len(last) == 2 and last[0] == last[1],
                          "the port counters to stop moving")
-    p.send("stop")
-    p.wait_for(r"Done\.", start=len(p.lines) - 1)
+    command(p, "stop", r"Done\.")
     s = show_port_stats(p)
     device = device_counters(p)  # printed on a mismatch: which drop took the frames
     p.send("quit")
