@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """How the tests lay out their DPDK processes: the lcore maps of a primary and its secondaries, the
-two NICs of a fabric wire, and the one-port testpmd sending to itself over a loop wire."""
+two NICs of a fabric wire, the one-port testpmd sending to itself over a loop wire, and the
+one-port testpmd on a TAP wire."""
 
 from harness import emu_mac, testpmd_on_emu
+from tap_peer import bring_up
 
 # Processes of one DPDK instance need distinct lcore ids: each lcore id has one mempool cache,
 # shared by every process, and two lcores using it at once corrupt it (header-processing error
@@ -32,3 +34,13 @@ def looped_txonly(prefix, eal_extra=None, secondaries=False, opts=()):
 # testpmd's peers on a pair wire: each port's frames go to the other port's MAC (mac, flowgen,
 # txonly; the vPort delivers frames for its own MAC, broadcast and multicast only).
 PAIR_PEERS = [f"--eth-peer=0,{emu_mac(1)}", f"--eth-peer=1,{emu_mac(0)}"]
+
+
+def tap_testpmd(tap, prefix, testpmd_opts, netns=None):
+    """Interactive testpmd on one port whose wire is the TAP interface `tap` (in network namespace
+    `netns` if given), once the port is up and the interface is ready for scapy."""
+    p = testpmd_on_emu(["--ports", "1", "--wire", f"tap:{tap}"], prefix,
+                       ["-i", "--nb-cores=1", *testpmd_opts], interactive=True)
+    p.wait_for(rf"Port 0: {emu_mac(0).upper()}")
+    bring_up(tap, netns)
+    return p

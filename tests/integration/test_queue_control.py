@@ -13,8 +13,8 @@ from emulator import device_port
 import harness
 from harness import (EMU_BDF, Program, emu_ctl, emu_mac, emulated_env, expect, pmd_args,
                      testpmd_on_emu)
-from launch import PRIMARY_LCORES, SECONDARY_LCORES
-from tap_peer import MANA_DEFAULT_RSS_KEY, bring_up, toeplitz, wait_until
+from launch import PRIMARY_LCORES, SECONDARY_LCORES, tap_testpmd
+from tap_peer import MANA_DEFAULT_RSS_KEY, toeplitz, wait_until
 from testpmd_cli import FORWARDING_STARTED, command, in_use, run, show
 
 from scapy.all import IP, TCP, UDP, Ether, Raw, conf, sendp  # noqa: E402
@@ -32,14 +32,6 @@ RING = 64
 
 def device_drops(p):
     return device_port(p)["rx_no_wqe_drops"]
-
-
-def tap_testpmd(prefix, opts):
-    p = testpmd_on_emu(["--ports", "1", "--wire", f"tap:{TAP}"], prefix,
-                       ["-i", "--nb-cores=1", "--rxq=2", "--txq=2", *opts], interactive=True)
-    p.wait_for(rf"Port 0: {PORT_MAC.upper()}")
-    bring_up(TAP)
-    return p
 
 
 def flow(i):
@@ -112,7 +104,8 @@ def test_rx_queue_stop_start_and_deferred_start():
     """Queue 1 deferred: its flows are not delivered while queue 0's are; after `port 0 rxq 1
     start` both queues receive and none of the frames queue 1 got while stopped comes out; the same
     after a run-time stop; the port's mbufs all come back at port stop."""
-    p = tap_testpmd("mqctl-rx", ["--forward-mode=rxonly", f"--rxd={RING}"])
+    p = tap_testpmd(TAP, "mqctl-rx",
+                    ["--rxq=2", "--txq=2", "--forward-mode=rxonly", f"--rxd={RING}"])
     command(p, "port stop 0")
     expect_quiet(p, "port 0 rxq 1 deferred_start on")
     command(p, "port start 0", rf"Port 0: {PORT_MAC.upper()}")
@@ -192,7 +185,7 @@ def tx_counts(p):
 def test_tx_queue_stop_start():
     """txonly on 2 TX queues: with TX queue 1 stopped only queue 0 sends; after start both do.
     Descriptor status and queue info answer for a TX queue."""
-    p = tap_testpmd("mqctl-tx", ["--forward-mode=txonly"])
+    p = tap_testpmd(TAP, "mqctl-tx", ["--rxq=2", "--txq=2", "--forward-mode=txonly"])
     info = show(p, "show txq info 0 0", r"Burst mode:")
     expect(re.search(r"Burst mode: Scalar", info) is not None, f"no burst mode:\n{info}", p)
     status = show(p, "show port 0 txq 0 desc 10 status", r"Desc status = ")
@@ -217,7 +210,7 @@ def test_reta_and_rss_key_while_forwarding():
     (each entry i stands for all i + 2k), then `port config 0 rss-hash-key` a new key; every flow
     lands where the Toeplitz reference and the new table put it. A table the NIC cannot have is
     refused (ENOTSUP) and changes nothing."""
-    p = tap_testpmd("mqctl-rss", ["--forward-mode=rxonly"])
+    p = tap_testpmd(TAP, "mqctl-rss", ["--rxq=2", "--txq=2", "--forward-mode=rxonly"])
     p.send("set verbose 1")
     start_fwd(p)
     batch = range(0, 32)
