@@ -35,7 +35,8 @@ from pathlib import Path
 
 import hugepages
 
-BUILD = Path(os.environ.get("MANA_BUILD_DIR", Path(__file__).resolve().parents[2] / "build"))
+TOP = Path(__file__).resolve().parents[2]  # the source tree
+BUILD = Path(os.environ.get("MANA_BUILD_DIR", TOP / "build"))
 
 
 def _dpdk_version():

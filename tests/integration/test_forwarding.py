@@ -4,7 +4,6 @@
 mode, both doorbell modes, RX coalescing on and off, Azure's documented command lines, and per-port
 counters that match exactly across a pair wire."""
 
-import re
 import time
 
 from emulator import device_counters, sq_packets

@@ -19,14 +19,12 @@ forwards over a netvsc port (24.11), are in test_netvsc_testpmd.py.
   to our VF."""
 
 import json
-import os
 import re
 import subprocess
-from pathlib import Path
 
 from emulator import device_port, netvsc_counters
 import harness
-from harness import EMU_BDF, Program, emu_ctl, emu_mac, emu_run, expect, repeat_until
+from harness import EMU_BDF, Program, TOP, emu_ctl, emu_mac, emu_run, expect, repeat_until
 from netvsc import HOTPLUG_LINE, NETVSC_PORT
 from tap_peer import Capture, bring_up
 
@@ -38,7 +36,6 @@ conf.verb = 0
 # mbuf pool: testpmd (Azure's line) measured 388 MB, l3fwd 220 MB.
 HUGEPAGES_MB = 512
 
-TOP = Path(__file__).resolve().parents[2]
 TAP = "mxnvsc0"
 MAC = emu_mac(0)
 AZURE_LINE = ["--vdev", f"{EMU_BDF},mac={MAC}", "--", "--forward-mode=txonly", "--auto-start",

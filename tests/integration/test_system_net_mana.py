@@ -21,13 +21,12 @@ from pathlib import Path
 import harness
 from crosscheck import in_own_process
 from emulator import device_counters, live, sq_packets
-from harness import BUILD, MANA_EMU, expect, testpmd_on_emu
+from harness import BUILD, MANA_EMU, TOP, expect, testpmd_on_emu
 
 # Hugepages its DPDK processes take together at their peak (hugepages.py): Debian 13's testpmd in the
 # chroot, one at a time or a primary with its secondary, measured 376 MB (scripts/crosscheck-trixie.sh).
 HUGEPAGES_MB = 512
 
-TOP = Path(__file__).resolve().parents[2]
 
 
 def profiles():
