@@ -15,7 +15,7 @@ from harness import (EMU_BDF, Program, emu_ctl, emu_mac, emulated_env, expect, p
                      testpmd_on_emu)
 from launch import PRIMARY_LCORES, SECONDARY_LCORES, tap_testpmd
 from tap_peer import MANA_DEFAULT_RSS_KEY, toeplitz, wait_until
-from testpmd_cli import FORWARDING_STARTED, command, in_use, run, show
+from testpmd_cli import FORWARDING_STARTED, command, in_use, run, show, xstats
 
 from scapy.all import IP, TCP, UDP, Ether, Raw, conf, sendp  # noqa: E402
 
@@ -68,8 +68,8 @@ def send_and_wait(p, flows, expect_seen):
                    "frames at testpmd")
     except harness.Failure:
         missing = sorted(expect_seen - set(received(p, mark)))
-        xstats = re.findall(r"^\s*(\w+):\s+([1-9]\d*)\s*$", run(p, "show port xstats 0"), re.M)
-        expect(False, f"flows {missing} not at testpmd; xstats {xstats}; emulator: "
+        nonzero = {k: v for k, v in xstats(p).items() if v}
+        expect(False, f"flows {missing} not at testpmd; xstats {nonzero}; emulator: "
                f"{emu_ctl(p, 'counters', '0')}", p)
     return received(p, mark)
 
@@ -172,14 +172,13 @@ def test_rx_queue_stop_start_and_deferred_start():
 
 
 def expect_no_error_completions(p):
-    text = run(p, "show port xstats 0")
-    errors = {k: int(v) for k, v in re.findall(r"^\s*((?:rx|tx)_cqe_\w+_errors):\s+(\d+)", text, re.M)}
+    errors = {k: v for k, v in xstats(p).items() if re.fullmatch(r"(?:rx|tx)_cqe_\w+_errors", k)}
     expect(errors and not any(errors.values()), f"error completions: {errors}", p)
 
 
 def tx_counts(p):
-    text = run(p, "show port xstats 0")
-    return {q: int(re.search(rf"^\s*tx_q{q}_packets:\s+(\d+)", text, re.M).group(1)) for q in (0, 1)}
+    counts = xstats(p)
+    return {q: counts[f"tx_q{q}_packets"] for q in (0, 1)}
 
 
 def test_tx_queue_stop_start():
