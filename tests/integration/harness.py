@@ -7,7 +7,8 @@ a user stops it (SIGINT for testpmd, which then prints its final statistics and 
 
 It is the base of the integration tests' toolkit, the modules beside it that every test file uses
 (no test file imports another):
-- harness.py: programs started and stopped, bounded waits, the emulator's command line and control
+- harness.py: where things are (TOP, BUILD, the PMD), the installed DPDK's version, programs
+  started and stopped, bounded waits, the emulator's command line and control
   (emu_run, emu_ctl), testpmd under `mana-emu run`, the environment a secondary process needs, the
   test runner (main, run_main: PASS/SKIP/FAIL, MANA_TESTS, the hugepage declaration);
 - testpmd_cli.py: commands at testpmd's prompt and what it prints (port stats, forward stats,
@@ -15,7 +16,7 @@ It is the base of the integration tests' toolkit, the modules beside it that eve
 - emulator.py: what the emulator reports (verbs objects alive, device, vPort, SQ, synthetic NIC and
   fabric counters, the netdev's MTU);
 - launch.py: process layouts (a primary's and its secondaries' lcores, the two NICs of a fabric
-  wire, a looped txonly port);
+  wire, the peers on a pair wire, a looped txonly port, a one-port testpmd on a TAP wire);
 - netvsc.py: testpmd over DPDK's net_netvsc with our port as its VF;
 - tap_peer.py: the Linux side of a TAP wire (scapy, a reference Toeplitz hash);
 - crosscheck.py: another file's tests run for another driver or profile, each in its own process;
