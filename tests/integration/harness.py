@@ -4,9 +4,25 @@
 Programs are started with line-buffered stdout (stdbuf -oL), their output is read as it comes, a test
 waits for the line it needs (with a deadline, never a blind sleep), and the program is stopped the way
 a user stops it (SIGINT for testpmd, which then prints its final statistics and exits 0).
+
+It is the base of the integration tests' toolkit, the modules beside it that every test file uses
+(no test file imports another):
+- harness.py: where things are (TOP, BUILD, the PMD), the installed DPDK's version, programs
+  started and stopped, bounded waits, the emulator's command line and control
+  (emu_run, emu_ctl), testpmd under `mana-emu run`, the environment a secondary process needs, the
+  test runner (main, run_main: PASS/SKIP/FAIL, MANA_TESTS, the hugepage declaration);
+- testpmd_cli.py: commands at testpmd's prompt and what it prints (port stats, forward stats,
+  xstats, mbufs outside the pool, telemetry);
+- emulator.py: what the emulator reports (verbs objects alive, device, vPort, SQ, synthetic NIC and
+  fabric counters, the netdev's MTU);
+- launch.py: process layouts (a primary's and its secondaries' lcores, the two NICs of a fabric
+  wire, the peers on a pair wire, a looped txonly port, a one-port testpmd on a TAP wire);
+- netvsc.py: testpmd over DPDK's net_netvsc with our port as its VF;
+- tap_peer.py: the Linux side of a TAP wire (scapy, a reference Toeplitz hash);
+- crosscheck.py: another file's tests run for another driver or profile, each in its own process;
+- hugepages.py: the suite's hugepage budget.
 """
 
-import json
 import os
 import re
 import selectors
@@ -20,7 +36,8 @@ from pathlib import Path
 
 import hugepages
 
-BUILD = Path(os.environ.get("MANA_BUILD_DIR", Path(__file__).resolve().parents[2] / "build"))
+TOP = Path(__file__).resolve().parents[2]  # the source tree
+BUILD = Path(os.environ.get("MANA_BUILD_DIR", TOP / "build"))
 
 
 def _dpdk_version():
@@ -70,8 +87,9 @@ MANA_EMU = BUILD / "emu/tool/mana-emu"
 # A named set of hardware/kernel behaviours (mana-emu run --profile; doc/emulator.md) under which
 # every emulator this test process starts runs; empty: mana-emu's defaults.
 PROFILE = os.environ.get("MANA_EMU_PROFILE", "")
-# Options that change single behaviours of that profile (e.g. ["--hw", "vport-offset=0"]).
-PROFILE_OVERRIDES = []
+# Options that change single behaviours of that profile (e.g. ["--hw", "vport-offset=0"]), space
+# separated in MANA_EMU_PROFILE_OVERRIDES (given by crosscheck.py to a test file it runs).
+PROFILE_OVERRIDES = os.environ.get("MANA_EMU_PROFILE_OVERRIDES", "").split()
 
 
 def _elf_machine(path):
@@ -319,27 +337,6 @@ def emu_ctl(p, *command):
     return out.stdout.strip()
 
 
-def device_counters(p, vf=0):
-    """The emulator's counters of VF `vf` under `p` (mana-emu ctl counters): ports, SQs, RQs."""
-    return json.loads(emu_ctl(p, "counters", str(vf)).split(" ", 1)[1])
-
-
-def parse_port_stats(text):
-    """Parses the last 'NIC statistics' block of every port (show port stats / --stats-period)."""
-    stats = {}
-    blocks = re.split(r"#+ NIC statistics for port (\d+)\s+#+", text)
-    for i in range(1, len(blocks) - 1, 2):
-        port, body = int(blocks[i]), blocks[i + 1]
-        values = {}
-        for key in ("RX-packets", "RX-missed", "RX-bytes", "RX-errors", "RX-nombuf", "TX-packets",
-                    "TX-errors", "TX-bytes"):
-            m = re.search(re.escape(key) + r":\s+(\d+)", body)
-            if m:
-                values[key] = int(m.group(1))
-        stats[port] = values
-    return stats
-
-
 def repeat_until(step, done, what, timeout=120.0):
     """Calls `step()` until `done(value)` holds for what it returned, and returns that value; fails
     after `timeout` seconds naming `what` and the last value. Each step is itself a bounded wait (a
@@ -352,42 +349,6 @@ def repeat_until(step, done, what, timeout=120.0):
             return value
         if time.monotonic() > deadline:
             raise Failure(f"timed out after {timeout}s waiting for {what}; last: {value}")
-
-
-def command(p, line, done=r"^Done", timeout=30.0):
-    """Types `line` into an interactive testpmd and waits for the line matching `done` in its
-    answer (None: none); returns the answer's lines. The answer starts after testpmd's echo of the command: a
-    `done` line that an earlier command (or the start) printed but the harness had not yet read,
-    as on a slow machine, is not taken for it."""
-    mark = len(p.lines)
-    p.send(line)
-    # The echo follows the prompt, or stands alone when an event's log line came after the prompt.
-    p.wait_for(r"^(?:testpmd> )?" + re.escape(line) + r"\s*$", timeout=timeout, start=mark)
-    echo = p.last_index
-    if done is None:  # a command with no answer (port config ...): its echo is all there is
-        return []
-    p.wait_for(done, timeout=timeout, start=echo + 1)
-    return p.lines[echo + 1:p.last_index + 1]
-
-
-def show_port_stats(p, last_port=1):
-    """Runs `show port stats all` in an interactive testpmd and returns the parsed blocks."""
-    mark = len(p.lines)
-    p.send("show port stats all")
-    p.wait_for(r"NIC statistics for port %d" % last_port, start=mark)
-    p.wait_for(r"Tx-pps:", start=p.last_index)
-    p.wait_for(r"^\s*#{20,}\s*$", start=p.last_index)
-    return parse_port_stats("\n".join(p.lines[mark:p.last_index + 1]))
-
-
-def parse_forward_stats(text):
-    """Parses the final 'Forward statistics for port N' blocks printed when forwarding stops."""
-    stats = {}
-    for m in re.finditer(r"-+ Forward statistics for port (\d+)\s+-+\n(.*?)\n\s+-{20,}", text,
-                         re.S):
-        values = {k: int(v) for k, v in re.findall(r"([A-Za-z-]+):\s+(\d+)", m.group(2))}
-        stats[int(m.group(1))] = values
-    return stats
 
 
 def wait_for_interface(name, timeout=30.0, netns=None):

@@ -14,8 +14,8 @@ the emulator writes them on request (mana-emu ctl fault ... rx error-cqe 3), and
 them without dropping a packet for each, so its ring stays in step."""
 
 import harness
-from harness import emu_ctl, emu_mac, expect, show_port_stats, testpmd_on_emu
-from test_ethdev_ops import xstats
+from harness import emu_ctl, emu_mac, expect, testpmd_on_emu
+from testpmd_cli import show_port_stats, xstats
 
 # One testpmd at a time with testpmd's default mbuf pool (about 370 MB): hugepages.py.
 HUGEPAGES_MB = 512

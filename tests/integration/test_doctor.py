@@ -11,8 +11,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from harness import (BUILD, PMD, Failure, Program, emu_run, expect, main, parse_port_stats,
-                     repeat_until)
+from harness import BUILD, Failure, PMD, Program, emu_run, expect, main, repeat_until
+from testpmd_cli import parse_port_stats
 
 # Hugepages its DPDK processes take together at their peak (hugepages.py): one testpmd at a time with its default mbuf pool, measured 370 MB.
 HUGEPAGES_MB = 512

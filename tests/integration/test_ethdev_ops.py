@@ -5,41 +5,20 @@ counter of the VF, 0 while the netdev is down as on Azure (doc/hardware.md §2.1
 reset`) after a removal the port did not recover from, and on a healthy port; the calls the driver
 does not offer (doc/guide.md) refused without changing the port."""
 
-import json
 import re
 import time
 
+from emulator import device_port, live
 import harness
-from harness import (EMU_BDF, emu_ctl, emu_mac, expect, repeat_until, show_port_stats,
-                     testpmd_on_emu)
-from test_lifecycle import command
+from harness import EMU_BDF, emu_ctl, emu_mac, expect, repeat_until, testpmd_on_emu
+from launch import looped_txonly
+from testpmd_cli import command, show_port_stats, xstats
 
 # Hugepages its DPDK processes take together at their peak (hugepages.py): one testpmd at a time with its default mbuf pool, measured 370 MB.
 HUGEPAGES_MB = 512
 
-NO_OBJECTS = {"pds": 0, "mrs": 0, "cqs": 0, "wqs": 0, "sqs": 0, "rss_qps": 0, "contexts": 0}
 # The emulator refreshes the netdev counter every 2 s, as the kernel does: a bound with margin.
 REFRESH_TIMEOUT = 30
-
-
-def device_port(p, port=0):
-    reply = harness.device_counters(p)
-    return reply["ports"][port]
-
-
-def live(p):
-    return json.loads(emu_ctl(p, "live", "0").split(" ", 1)[1])
-
-
-def looped_txonly(prefix, eal_extra=None, secondaries=False, opts=()):
-    """One port on a loop wire sending to itself in txonly mode: nothing polls its RX queue, so
-    once its RX WQEs are used every frame is a no-WQE drop."""
-    p = testpmd_on_emu(["--ports", "1"], prefix,
-                       ["-i", "--forward-mode=txonly", f"--eth-peer=0,{emu_mac(0)}", *opts],
-                       eal_extra=eal_extra, interactive=True, secondaries=secondaries,
-                       lcores="2@0,3@1")
-    p.wait_for(rf"Port 0: {emu_mac(0).upper()}")
-    return p
 
 
 def drop_some(p, at_least):
@@ -63,16 +42,6 @@ def drop_some(p, at_least):
 
 def missed(p):
     return show_port_stats(p, last_port=0)[0]["RX-missed"]
-
-
-def xstats(p):
-    mark = len(p.lines)
-    p.send("show port xstats 0")
-    p.send("show port summary all")  # xstats end with the prompt: this line marks their end
-    p.wait_for(r"^#+ NIC extended statistics for port 0", start=mark)
-    p.wait_for(r"^Number of available ports", start=p.last_index + 1)
-    text = "\n".join(p.lines[mark:p.last_index])
-    return {k: int(v) for k, v in re.findall(r"^\s*(\w+):\s+(\d+)\s*$", text, re.M)}
 
 
 def test_rx_missed_stays_0_while_the_netdev_is_down():

@@ -14,25 +14,16 @@ dpdktestpmd.py generate_testpmd_command, mirror commit 66df42e2) runs, for MANA 
 
 import json
 import os
-import subprocess
 
+from emulator import device_counters, fabric_ports
 import harness
-from harness import MANA_EMU, PMD, Program, emu_ctl, emu_mac, expect, parse_forward_stats
+from harness import MANA_EMU, PMD, Program, emu_ctl, emu_mac, expect
+from launch import RECEIVER, SENDER
+from testpmd_cli import parse_forward_stats, receiver_rx_packets
 
 # Hugepages its DPDK processes take together at their peak (hugepages.py): two testpmd processes at once, measured 740 MB.
 HUGEPAGES_MB = 1024
 
-SENDER = {"pci": "7870:00:00.0", "mac": "00:0d:3a:00:0a:01", "ip": "198.18.0.1"}
-RECEIVER = {"pci": "7870:00:01.0", "mac": "00:0d:3a:00:0b:01", "ip": "198.18.0.2"}
-
-
-def fabric_ports(name):
-    """`mana-emu fabric <name>`: {mac: counters} of every port the fabric has seen."""
-    out = subprocess.run([MANA_EMU, "fabric", name], capture_output=True, text=True, timeout=30)
-    if out.returncode != 0:
-        raise harness.Failure(f"mana-emu fabric {name}: {out.stdout}{out.stderr}")
-    ports = [json.loads(line) for line in out.stdout.splitlines()]
-    return {p["mac"]: p for p in ports}
 
 
 def lisa_testpmd(nic, fabric, prefix, mode_args):
@@ -46,14 +37,6 @@ def lisa_testpmd(nic, fabric, prefix, mode_args):
                "--txd=256", "--rxd=256", "--stats", "2"]
     return Program([MANA_EMU, "run", "--vf", nic["pci"], "--mac", nic["mac"], "--ip", nic["ip"],
                     "--wire", f"fabric:{fabric}", "--", "dpdk-testpmd", *eal, *testpmd])
-
-
-def receiver_rx_packets(p, start):
-    """RX-packets of the first periodic NIC statistics block printed from line `start` on, and the
-    line after it."""
-    p.wait_for(r"NIC statistics for port 0", timeout=30, start=start)
-    m = p.wait_for(r"RX-packets:\s+(\d+)", timeout=30, start=p.last_index)
-    return int(m.group(1)), p.last_index + 1
 
 
 def expect_fabric_released(name, program):
@@ -114,7 +97,7 @@ def test_azure_txonly_tx_ip_between_two_ports_of_one_process():
                  "--tx-ip=198.18.1.1,198.18.1.2"])
     p.wait_for(r"Tx-pps:\s+[1-9]", timeout=60)
     ports = fabric_ports(fabric)
-    port1 = harness.device_counters(p)["ports"][1]
+    port1 = device_counters(p)["ports"][1]
     expect(p.stop() == 0, "testpmd failed", p)
     s = ports[emu_mac(0)]
     expect(s["delivered"] > 0 and s["unknown_ip"] == 0 and s["spoofed"] == 0,

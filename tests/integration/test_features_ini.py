@@ -7,17 +7,14 @@ evidence says the driver has it ("P" keys included)."""
 
 import lzma
 import re
-import tarfile
-from pathlib import Path
-
 import subprocess
+import tarfile
 
-from harness import Failure, Program, emu_run, expect, main, pmd_args
+from harness import Failure, Program, TOP, emu_run, expect, main, pmd_args
 
 # Hugepages its DPDK processes take together at their peak (hugepages.py): one testpmd at a time with its default mbuf pool, measured 366 MB.
 HUGEPAGES_MB = 512
 
-TOP = Path(__file__).resolve().parents[2]
 INI = TOP / "doc/guides/nics/features/mana.ini"
 MANA = TOP / "drivers/net/mana"
 RST = TOP / "doc/guides/nics/mana.rst"

@@ -4,13 +4,13 @@
 mode, both doorbell modes, RX coalescing on and off, Azure's documented command lines, and per-port
 counters that match exactly across a pair wire."""
 
-import re
 import time
 
+from emulator import device_counters, sq_packets
 import harness
-from harness import (EMU_BDF, emu_mac, expect, parse_forward_stats, show_port_stats,
-                     testpmd_on_emu)
-from test_recovery import sq_packets
+from harness import EMU_BDF, emu_mac, expect, testpmd_on_emu
+from launch import PAIR_PEERS
+from testpmd_cli import command, parse_forward_stats, show_port_stats
 
 # Hugepages its DPDK processes take together at their peak (hugepages.py): one testpmd at a time with its default mbuf pool, measured 370 MB.
 HUGEPAGES_MB = 512
@@ -20,7 +20,6 @@ HUGEPAGES_MB = 512
 # io/rxonly forward frames unchanged, so the frames testpmd injects are broadcast; mac, flowgen and
 # txonly address each port's frames to the peer port's MAC.
 BROADCAST_PEERS = ["--eth-peer=0,ff:ff:ff:ff:ff:ff", "--eth-peer=1,ff:ff:ff:ff:ff:ff"]
-PAIR_PEERS = [f"--eth-peer=0,{emu_mac(1)}", f"--eth-peer=1,{emu_mac(0)}"]
 
 
 def wait_for_traffic(p, port, minimum=1000, timeout=60):
@@ -143,19 +142,17 @@ def test_pair_counters_match_exactly():
     harness.repeat_until(lambda: show_port_stats(p),
                          lambda s: all(s[q].get("RX-packets", 0) > 200000 for q in (0, 1)),
                          "both ports to receive 200000 packets")
-    p.send("stop")
-    p.wait_for(r"Done\.")
+    command(p, "stop", r"Done\.")
     # Drain what is still in the RX rings, until the counters stop moving.
     p.send("set fwd rxonly")
-    p.send("start")
+    command(p, "start", r"^Logical Core")
     seen = []
     harness.repeat_until(lambda: seen.append(show_port_stats(p)) or seen[-2:],
                          lambda last: len(last) == 2 and last[0] == last[1],
                          "the port counters to stop moving")
-    p.send("stop")
-    p.wait_for(r"Done\.", start=len(p.lines) - 1)
+    command(p, "stop", r"Done\.")
     s = show_port_stats(p)
-    device = harness.device_counters(p)  # printed on a mismatch: which drop took the frames
+    device = device_counters(p)  # printed on a mismatch: which drop took the frames
     p.send("quit")
     rc = p.finish()
     expect(rc == 0, f"testpmd exited {rc}", p)

@@ -27,12 +27,11 @@ import tempfile
 from pathlib import Path
 
 import harness
-from harness import BUILD, EMU_BDF, Failure, Program, emu_mac, emulated_env, expect
+from harness import BUILD, EMU_BDF, Failure, Program, TOP, emu_mac, emulated_env, expect
 
 # Hugepages its DPDK processes take together at their peak (hugepages.py): one testpmd with its default mbuf pool and dpdk-dumpcap, measured 400 MB.
 HUGEPAGES_MB = 512
 
-TOP = Path(__file__).resolve().parents[2]
 FROM_SOURCE = harness.DPDK_LIBDIR.startswith("/usr/local/")  # DPDK built from source: meson install
 # The driver's package is named for the DPDK (scripts/build-deb.sh): librte-net-mana23 on 22.11,
 # mana-pmd-dpdk25/26 on 24.11/25.11.

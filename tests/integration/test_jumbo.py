@@ -11,15 +11,15 @@ the receiver: exact counts, no error or drop anywhere. Then what must fail, fail
 import os
 import re
 
+from emulator import device_port, fabric_ports
 import harness
-from harness import Program, emu_run, expect, parse_forward_stats
-from test_fabric import fabric_ports, receiver_rx_packets
+from harness import Program, emu_run, expect
+from launch import RECEIVER, SENDER
+from testpmd_cli import parse_forward_stats, parse_port_stats, receiver_rx_packets
 
 # Hugepages its DPDK processes take together at their peak (hugepages.py): two testpmd processes of -m 128 and small pools, measured 360 and 412 MB.
 HUGEPAGES_MB = 512
 
-SENDER = {"pci": "7870:00:00.0", "mac": "00:0d:3a:00:0a:01", "ip": "198.18.0.1"}
-RECEIVER = {"pci": "7870:00:01.0", "mac": "00:0d:3a:00:0b:01", "ip": "198.18.0.2"}
 # 9 KiB mbufs: keep each process's pool small (LISA's VMs have GiBs of hugepages), and its memory
 # (-m 128): two processes must fit in the 512 hugepages scripts/hugepages.sh reserves, with room.
 POOL = ["--mbuf-size=9216", "--total-num-mbufs=4096"]
@@ -67,7 +67,7 @@ def send_receive(max_pkt_len, txpkts, queues=1):
                          (blocks[-2][0], blocks[-1][0]),
                          lambda last: last[1] == sent or last[0] == last[1],
                          f"the receiver to count {sent} packets or stop counting", timeout=60)
-    vport = harness.device_counters(rcv)["ports"][0]
+    vport = device_port(rcv)
     ports = fabric_ports(fabric)
     expect(rcv.stop() == 0, "receiver failed", rcv)
     got = parse_forward_stats(rcv.output())
@@ -81,7 +81,7 @@ def send_receive(max_pkt_len, txpkts, queues=1):
            vport["rx_frames"] == sent, f"{what}: receiver's vPort {vport}", rcv)
     s = ports[SENDER["mac"]]
     expect(s["delivered"] == sent and s["full_drops"] == 0, f"{what}: fabric {s}", rcv)
-    rx_bytes = sum(st["RX-bytes"] for st in harness.parse_port_stats(rcv.output()).values())
+    rx_bytes = sum(st["RX-bytes"] for st in parse_port_stats(rcv.output()).values())
     expect(rx_bytes == sent * frame,
            f"{what}: {rx_bytes} RX bytes, expected {sent} frames of {frame} bytes", rcv)
     return sent
@@ -95,10 +95,6 @@ def test_jumbo_mtus_between_two_processes():
 def test_lisa_line_with_four_queues():
     # LISA's line as it is: --max-pkt-len=9000 is MTU 8986, whose largest frame is --txpkts=9000.
     send_receive(9000, "9000", queues=4)
-
-
-def vport_counters(p):
-    return harness.device_counters(p)["ports"][0]
 
 
 def frames_above_the_receivers_mtu(vport_mtu):
@@ -117,11 +113,11 @@ def frames_above_the_receivers_mtu(vport_mtu):
                   ["--forward-mode=txonly", *POOL, "--max-pkt-len=9014", "--txpkts=4014", "-a",
                    "--stats-period", "1", f"--tx-ip={SENDER['ip']},{RECEIVER['ip']}"], emu)
     snd.wait_for(r"txonly packet forwarding", timeout=60)
-    harness.repeat_until(lambda: vport_counters(snd)["tx_frames"], lambda n: n >= FRAMES,
+    harness.repeat_until(lambda: device_port(snd)["tx_frames"], lambda n: n >= FRAMES,
                          f"the sender's vPort to send {FRAMES} frames", timeout=60)
     expect(snd.stop() == 0, "sender failed", snd)
     sent = parse_forward_stats(snd.output())[0]["TX-packets"]
-    vport = harness.repeat_until(lambda: vport_counters(rcv),
+    vport = harness.repeat_until(lambda: device_port(rcv),
                                  lambda v: v["rx_frames"] == sent,
                                  f"the receiver's vPort to account for {sent} frames", timeout=60)
     expect(rcv.stop() == 0, "receiver failed", rcv)

@@ -4,34 +4,17 @@
 mempool, every verbs object destroyed in the emulator, no doorbell for a missing queue), and each
 failure a user can cause gives one clear line (kernel netdev still up, MAC not found)."""
 
-import json
 import re
 
+from emulator import device_counters, live
 import harness
-from harness import EMU_BDF, command, emu_ctl, emu_mac, expect, testpmd_on_emu
+from harness import EMU_BDF, emu_mac, expect, testpmd_on_emu
+from testpmd_cli import command, in_use, show_port_stats
 
 # Hugepages its DPDK processes take together at their peak (hugepages.py): one testpmd at a time with its default mbuf pool, measured 370 MB.
 HUGEPAGES_MB = 512
 
 CYCLES = 100
-
-
-def in_use(p):
-    """mbufs of testpmd's pool held outside it: size - (per-lcore caches + common pool), from
-    rte_mempool_dump."""
-    mark = len(p.lines)
-    p.send("dump_mempool")
-    # (DPDK 25.11's testpmd spells it "dump mempool")
-    if p.wait_for(r"mempool <mb_pool_0>|Command not found", start=mark).group(0) != "mempool <mb_pool_0>":
-        mark = len(p.lines)
-        p.send("dump mempool")
-        p.wait_for(r"mempool <mb_pool_0>", start=mark)
-    start = p.last_index
-    size = int(p.wait_for(r"^\s*size=(\d+)", start=start).group(1))
-    common = int(p.wait_for(r"common_pool_count=(\d+)", start=start).group(1))
-    # Per-lcore caches are listed before the common pool (not at all without caches).
-    caches = re.findall(r"total_cache_count=(\d+)", "\n".join(p.lines[start:p.last_index]))
-    return size - common - sum(int(c) for c in caches)
 
 
 def test_stop_start_and_reconfigure_leak_nothing():
@@ -56,10 +39,10 @@ def test_stop_start_and_reconfigure_leak_nothing():
         command(p, "port stop all")
     expect(in_use(p) == baseline, f"mbufs in use {in_use(p)} after reconfiguring, baseline {baseline}", p)
     command(p, "port close all")
-    live = json.loads(emu_ctl(p, "live", "0").split(" ", 1)[1])
-    expect(all(v == 0 for v in live.values()), f"emulator objects still alive after close: {live}", p)
+    alive = live(p)
+    expect(all(v == 0 for v in alive.values()), f"emulator objects still alive after close: {alive}", p)
     # Every doorbell named a live queue, also those rung by the last burst before `port stop all`.
-    counters = harness.device_counters(p)
+    counters = device_counters(p)
     expect(counters["bad_doorbells"] == 0,
            f"emulator counted {counters['bad_doorbells']} bad doorbells over the cycles", p)
     p.send("quit")
@@ -79,7 +62,7 @@ def test_mempool_exhaustion_is_counted_and_loses_nothing():
     baseline = in_use(p)
     command(p, "port start all")
     command(p, "start tx_first 4", done=r"packet forwarding packets/burst=")
-    harness.repeat_until(lambda: harness.show_port_stats(p, last_port=0)[0].get("RX-nombuf", 0),
+    harness.repeat_until(lambda: show_port_stats(p, last_port=0)[0].get("RX-nombuf", 0),
                          lambda nombuf: nombuf > 0, "RX-nombuf to be counted")
     command(p, "stop")
     command(p, "port stop all")

@@ -12,8 +12,8 @@ each process's last pool only."""
 import re
 
 import harness
-from harness import EMU_BDF, MANA_EMU, Program, child_environ, emu_run, expect, pmd_args
-from test_multiprocess import emulated_env
+from harness import (EMU_BDF, MANA_EMU, Program, child_environ, emu_run, emulated_env, expect,
+                     pmd_args)
 
 # Hugepages its DPDK processes take together at their peak (hugepages.py): the MR stress program's small pools, measured 22 MB.
 HUGEPAGES_MB = 64

@@ -9,19 +9,16 @@ import os
 import re
 import subprocess
 
+from emulator import device_counters
 import harness
-from harness import (EMU_BDF, Program, command, emu_ctl, emu_mac, emu_run, emulated_env, expect,
-                     parse_port_stats, pmd_args, show_port_stats, testpmd_on_emu)
+from harness import (EMU_BDF, Program, emu_ctl, emu_run, emulated_env, expect, pmd_args,
+                     testpmd_on_emu)
+from launch import PAIR_PEERS, PRIMARY_LCORES, SECONDARY_LCORES
+from testpmd_cli import command, parse_forward_stats, parse_port_stats, show_port_stats, xstats
 
 # Hugepages its DPDK processes take together at their peak (hugepages.py): two primaries at once, measured 722 MB.
 HUGEPAGES_MB = 1024
 
-PAIR_PEERS = [f"--eth-peer=0,{emu_mac(1)}", f"--eth-peer=1,{emu_mac(0)}"]
-# Processes of one DPDK instance need distinct lcore ids: each lcore id has one mempool cache,
-# shared by every process, and two lcores using it at once corrupt it (header-processing error
-# completions and decaying rates were seen with `-l 0-1` in both). dpdk-proc-info runs on lcore 0.
-PRIMARY_LCORES = "2@0,3@1"
-SECONDARY_LCORES = "4@1,5@0"  # the forwarding lcores (3 and 5) on different CPUs
 
 
 def forwarding_primary(prefix):
@@ -55,14 +52,7 @@ def test_proc_info_secondary_reads_stats():
 
 def error_xstats(p, port):
     """The non-zero error counters (error completions, drops) among a port's xstats."""
-    mark = len(p.lines)
-    p.send(f"show port xstats {port}")
-    p.send("show port summary all")  # xstats end with the prompt: this line marks their end
-    p.wait_for(r"^#+ NIC extended statistics for port %d" % port, start=mark)
-    p.wait_for(r"^Number of available ports", start=p.last_index + 1)
-    text = "\n".join(p.lines[mark:p.last_index])
-    return {k: int(v) for k, v in re.findall(r"(\w*errors\w*|\w*drop\w*|\w*nombuf\w*):\s+(\d+)", text)
-            if int(v) != 0}
+    return {k: v for k, v in xstats(p, port).items() if re.search(r"errors|drop|nombuf", k) and v != 0}
 
 
 def test_secondary_process_forwards_its_own_queues():
@@ -92,7 +82,7 @@ def test_secondary_process_forwards_its_own_queues():
     # order of doorbells across contexts (doc/hardware.md §4.8), such drops made a direction die
     # out now and then; now any drop fails the test.
     def device_ports():
-        return harness.device_counters(primary)["ports"]
+        return device_counters(primary)["ports"]
 
     def enough(s):
         drops = {q: device_ports()[q]["rx_no_wqe_drops"] for q in (0, 1)}
@@ -103,7 +93,7 @@ def test_secondary_process_forwards_its_own_queues():
                          "both ports to receive 2000000 packets")
     for p in procs:
         command(p, "stop", r"^Done\.")
-    fwd = harness.parse_forward_stats(secondary.output())
+    fwd = parse_forward_stats(secondary.output())
     expect(all(fwd.get(q, {}).get("RX-packets", 0) > 0 and fwd.get(q, {}).get("TX-packets", 0) > 0
                for q in (0, 1)), f"the secondary's own streams: {fwd}", secondary)
     # Drain the RX rings of both processes: until the driver has received every frame the device

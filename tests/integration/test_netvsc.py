@@ -19,13 +19,13 @@ forwards over a netvsc port (24.11), are in test_netvsc_testpmd.py.
   to our VF."""
 
 import json
-import os
 import re
 import subprocess
-from pathlib import Path
 
+from emulator import device_port, netvsc_counters
 import harness
-from harness import EMU_BDF, Program, emu_ctl, emu_mac, emu_run, expect, repeat_until
+from harness import EMU_BDF, Program, TOP, emu_ctl, emu_mac, emu_run, expect, repeat_until
+from netvsc import HOTPLUG_LINE, NETVSC_PORT
 from tap_peer import Capture, bring_up
 
 from scapy.all import IP, UDP, Ether, Raw, conf, sendp  # noqa: E402
@@ -36,28 +36,10 @@ conf.verb = 0
 # mbuf pool: testpmd (Azure's line) measured 388 MB, l3fwd 220 MB.
 HUGEPAGES_MB = 512
 
-TOP = Path(__file__).resolve().parents[2]
 TAP = "mxnvsc0"
 MAC = emu_mac(0)
-NETVSC_PORT = 1  # the VF (PCI bus, probed first) is port 0, the netvsc port 1
-# net_netvsc's hot-plug line; DPDK 24.11 prefixes its log type (RTE_LOG_LINE_PREFIX), which LISA's
-# regex includes.
-HOTPLUG_LINE = ((r"HN_DRIVER: " if harness.DPDK_VERSION >= (24, 11) else r"") +
-                r"netvsc_hotplug_retry\(\): Found matching MAC address, adding device ")
 AZURE_LINE = ["--vdev", f"{EMU_BDF},mac={MAC}", "--", "--forward-mode=txonly", "--auto-start",
               "--txd=128", "--rxd=128", "--stats", "2"]
-
-
-def netvsc_counters(p):
-    reply = emu_ctl(p, "netvsc-counters", "0", "0")
-    expect(reply.startswith("ok "), f"netvsc-counters: {reply}")
-    return json.loads(reply[3:])
-
-
-def vf_counters(p):
-    reply = emu_ctl(p, "counters", "0")
-    expect(reply.startswith("ok "), f"counters: {reply}")
-    return json.loads(reply[3:])["ports"][0]
 
 
 def azure_line(hw=(), vf_at_probe=True):
@@ -156,10 +138,10 @@ def bounce(tag, count, dst=MAC):
 
 def test_l3fwd_unicast_on_vf_broadcast_on_synthetic():
     p = l3fwd()
-    before_vf, before_nic = vf_counters(p), netvsc_counters(p)
+    before_vf, before_nic = device_port(p), netvsc_counters(p)
     bounce(b"uni", 40)
     bounce(b"bcast", 5, dst="ff:ff:ff:ff:ff:ff")
-    vf, nic = vf_counters(p), netvsc_counters(p)
+    vf, nic = device_port(p), netvsc_counters(p)
     # Unicast in through our VF; everything out through it.
     expect(vf["rx_frames"] - before_vf["rx_frames"] == 40, f"VF RX: {before_vf} -> {vf}")
     expect(vf["tx_frames"] - before_vf["tx_frames"] == 45, f"VF TX: {before_vf} -> {vf}")
@@ -173,10 +155,10 @@ def test_l3fwd_unicast_on_vf_broadcast_on_synthetic():
 def test_l3fwd_group_frames_on_vf():
     """--hw netvsc-group-frames=vf: with the data path on the VF, broadcast goes there too."""
     p = l3fwd(hw=["--hw", "netvsc-group-frames=vf"])
-    before_vf = vf_counters(p)
+    before_vf = device_port(p)
     bounce(b"uni", 10)
     bounce(b"bcast", 5, dst="ff:ff:ff:ff:ff:ff")
-    vf, nic = vf_counters(p), netvsc_counters(p)
+    vf, nic = device_port(p), netvsc_counters(p)
     expect(vf["rx_frames"] - before_vf["rx_frames"] == 15, f"VF RX: {before_vf} -> {vf}")
     expect(nic["rx_packets"] == 0, f"synthetic RX: {nic}")
     status = p.stop()
@@ -189,10 +171,10 @@ def test_l3fwd_four_rx_queues_over_subchannels():
     p = l3fwd(rx_queues=4)
     nic = netvsc_counters(p)
     expect(nic["channels"] == 4, f"primary + 3 subchannels: {nic}")
-    before_vf = vf_counters(p)
+    before_vf = device_port(p)
     bounce(b"mq-uni", 64)
     bounce(b"mq-bcast", 32, dst="ff:ff:ff:ff:ff:ff")
-    vf, nic = vf_counters(p), netvsc_counters(p)
+    vf, nic = device_port(p), netvsc_counters(p)
     expect(vf["rx_frames"] - before_vf["rx_frames"] == 64, f"VF RX: {before_vf} -> {vf}")
     expect(nic["rx_packets"] == 32, f"synthetic RX over the four channels: {nic}")
     status = p.stop()
@@ -221,9 +203,9 @@ def test_vf_removed_and_readded_while_forwarding():
         p.wait_for(HOTPLUG_LINE + re.escape(EMU_BDF), timeout=30, start=mark)
         repeat_until(lambda: netvsc_counters(p), lambda c: c["data_path_vf"] == 1,
                      "the data path on the VF again", timeout=30)
-        before_vf = vf_counters(p)
+        before_vf = device_port(p)
         bounce(b"after%d" % cycle, 20)
-        vf = vf_counters(p)
+        vf = device_port(p)
         expect(vf["rx_frames"] - before_vf["rx_frames"] == 20, f"cycle {cycle}: VF RX: {vf}")
         live = json.loads(emu_ctl(p, "live", "0")[3:])
         expect(live == baseline, f"cycle {cycle}: verbs objects {live}, first set up {baseline}")

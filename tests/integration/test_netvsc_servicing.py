@@ -24,12 +24,13 @@ testpmd forwards over a netvsc port from DPDK 23.11 on; these run with Debian 13
 import re
 import time
 
+from emulator import device_port, live, netdev_mtu, netvsc_counters
 import harness
 from harness import emu_ctl, expect
-from test_netvsc import HOTPLUG_LINE, netvsc_counters, vf_counters
-from test_netvsc_testpmd import (NETVSC_PORT, SENDER, command, live, mbufs_in_use,
-                                 needs_forwarding_testpmd, stop_forwarding, testpmd, xstats)
-from test_probe_regressions import netdev_mtu
+from launch import SENDER
+from netvsc import (HOTPLUG_LINE, NETVSC_PORT, needs_forwarding_testpmd, netvsc_testpmd,
+                    netvsc_xstats, stop_forwarding)
+from testpmd_cli import command, mbufs_in_use
 
 # Hugepages its DPDK processes take at their peak (hugepages.py): one testpmd of -m 256.
 HUGEPAGES_MB = 256
@@ -60,8 +61,8 @@ def on_synthetic(p, what):
 
 def vf_sends(p, what, frames=2000):
     """The VF's TX counter grows by `frames` (testpmd forwards through it)."""
-    before = vf_counters(p)["tx_frames"]
-    harness.repeat_until(lambda: vf_counters(p)["tx_frames"], lambda n: n >= before + frames,
+    before = device_port(p)["tx_frames"]
+    harness.repeat_until(lambda: device_port(p)["tx_frames"], lambda n: n >= before + frames,
                          f"{frames} frames sent through the VF {what}", timeout=30)
 
 
@@ -88,7 +89,7 @@ def test_mtu_set_then_servicing_keeps_the_vf():
     port's data path synthetic, so the VF is not asked), then servicing: net_netvsc adds the VF
     again with MTU 4000, which our 2048-byte RX buffers do not hold. Before, our port refused it
     ("Failed to set VF MTU") and the data path stayed synthetic for good."""
-    p = testpmd(SENDER, "loop", "mana-nvsv-mtu", ["--forward-mode=txonly"], emu_opts=TX_PPS)
+    p = netvsc_testpmd(SENDER, "loop", "mana-nvsv-mtu", ["--forward-mode=txonly"], emu_opts=TX_PPS)
     command(p, f"port stop {NETVSC_PORT}", r"^Done")
     mark = len(p.lines)
     p.send(f"port config mtu {NETVSC_PORT} 4000")
@@ -138,8 +139,8 @@ def test_mtu_at_start_is_taken_as_after_servicing():
     """The same answer at configuration time: `--max-pkt-len` gives the netvsc port MTU 4000,
     which reaches our port through net_netvsc's configure of its VF; our RX queue setup takes the
     short buffers for the owner (before, it refused, and testpmd under net_netvsc crashed)."""
-    p = testpmd(SENDER, "loop", "mana-nvsv-mtu-start",
-                ["--forward-mode=txonly", "--max-pkt-len=4018"], emu_opts=TX_PPS)
+    p = netvsc_testpmd(SENDER, "loop", "mana-nvsv-mtu-start",
+                       ["--forward-mode=txonly", "--max-pkt-len=4018"], emu_opts=TX_PPS)
     command(p, "start", r"txonly packet forwarding")
     vf_sends(p, "with MTU 4000 from the start")
     warned = [line for line in p.lines if "MTU 4000 from the port's owner" in line]
@@ -156,7 +157,7 @@ def test_removal_during_port_start():
     line of ours tells the user to wait for a recovery event (the owner closes our port); and
     with forwarding running, net_netvsc takes the VF it probes again: the data path is back on
     the VF and traffic goes through it."""
-    p = testpmd(SENDER, "loop", "mana-nvsv-start", ["--forward-mode=txonly"], emu_opts=TX_PPS)
+    p = netvsc_testpmd(SENDER, "loop", "mana-nvsv-start", ["--forward-mode=txonly"], emu_opts=TX_PPS)
     overtaken = 0
     for delay_ms in (0, 10, 20, 30, 40, 50):
         cycle = f"removal {delay_ms} ms into port start"
@@ -193,21 +194,21 @@ def test_vf_back_while_stopped_is_not_probed_again():
     its port is started, so nothing probes the VF again. What a user sees (doc/guide.md): the
     port starts on the synthetic path and forwards there; our port is closed and every verbs
     object of the VF is freed."""
-    p = testpmd(SENDER, "loop", "mana-nvsv-stopped", ["--forward-mode=txonly"], emu_opts=TX_PPS)
+    p = netvsc_testpmd(SENDER, "loop", "mana-nvsv-stopped", ["--forward-mode=txonly"], emu_opts=TX_PPS)
     command(p, f"port stop {NETVSC_PORT}", r"^Done")
     mark = len(p.lines)
     remove(p, "stopped")
     p.wait_for(r"Port 0 is closed", start=mark, timeout=30)
     expect(emu_ctl(p, "add", "0") == "ok VF 0 added", "add", p)
     command(p, f"port start {NETVSC_PORT}", r"^Done")
-    before, vf_before = netvsc_counters(p)["tx_packets"], vf_counters(p)["tx_frames"]
+    before, vf_before = netvsc_counters(p)["tx_packets"], device_port(p)["tx_frames"]
     command(p, "start", r"txonly packet forwarding")
     # Forwarding polls the channel: net_netvsc reads the host's VF note and finds no port for it.
     p.wait_for(r"hn_vf_attach\(\): Couldn't find port for VF", start=mark, timeout=30)
     harness.repeat_until(lambda: netvsc_counters(p)["tx_packets"], lambda n: n >= before + 2000,
                          "2000 frames on the synthetic path", timeout=30)
     stop_forwarding(p)
-    c, vf = netvsc_counters(p), vf_counters(p)
+    c, vf = netvsc_counters(p), device_port(p)
     expect(c["data_path_vf"] == 0 and vf["tx_frames"] == vf_before,
            f"frames through the VF: {vf['tx_frames'] - vf_before}; host: {c}", p)
     expect(not any(re.search(HOTPLUG_LINE, line) for line in p.lines[mark:]),
@@ -227,9 +228,9 @@ def test_mbufs_left_after_close_are_net_netvscs():
     prefix = "mana-nvsv-mbufs"
     # Frames to the port's own MAC, so that the loop wire brings them back to it: to our RX queue
     # while the data path is on the VF, to net_netvsc's while it is not.
-    p = testpmd(SENDER, "loop", prefix,
-                ["--forward-mode=txonly", f"--eth-peer={NETVSC_PORT},{SENDER['mac']}"],
-                emu_opts=TX_PPS)
+    p = netvsc_testpmd(SENDER, "loop", prefix,
+                       ["--forward-mode=txonly", f"--eth-peer={NETVSC_PORT},{SENDER['mac']}"],
+                       emu_opts=TX_PPS)
     command(p, f"port stop {NETVSC_PORT}", r"^Done")
     baseline = mbufs_in_use(prefix)
     command(p, f"port start {NETVSC_PORT}", r"^Done")
@@ -238,13 +239,13 @@ def test_mbufs_left_after_close_are_net_netvscs():
     mark = len(p.lines)
     remove(p, "txonly")
     on_synthetic(p, "after the removal")
-    harness.repeat_until(lambda: xstats(p)[0].get("rx_q0_good_packets", 0), lambda n: n >= 1000,
+    harness.repeat_until(lambda: netvsc_xstats(p)[0].get("rx_q0_good_packets", 0), lambda n: n >= 1000,
                          "1000 frames received on the synthetic path", timeout=30)
     add(p, "txonly", mark)
     on_vf(p, "after the add")
     stop_forwarding(p)
     command(p, f"port stop {NETVSC_PORT}", r"^Done")
-    xs, _ = xstats(p)
+    xs, _ = netvsc_xstats(p)
     staged = xs["rx_q0_good_packets"] - xs["rx_q0_ring full"]
     command(p, f"port close {NETVSC_PORT}", r"^Done")
     left = mbufs_in_use(prefix) - baseline
@@ -259,8 +260,8 @@ def test_recovery_timeout_zero_under_netvsc():
     """recovery_timeout=0 turns our own recovery off; under net_netvsc the owner handles the
     removal anyway: the line says so (not "the port stays stopped: close it, or reset it"), and
     the VF is back on the data path after the add."""
-    p = testpmd(SENDER, "loop", "mana-nvsv-rt0", ["--forward-mode=txonly"], emu_opts=TX_PPS,
-                devargs=",recovery_timeout=0")
+    p = netvsc_testpmd(SENDER, "loop", "mana-nvsv-rt0", ["--forward-mode=txonly"], emu_opts=TX_PPS,
+                       devargs=",recovery_timeout=0")
     command(p, "start", r"txonly packet forwarding")
     mark = len(p.lines)
     remove(p, "recovery_timeout=0")

@@ -19,94 +19,30 @@ the test (tests/integration/meson.build; test_netvsc.py covers 22.11 with l3fwd)
   with LISA's log line, the rate within ±12.5 % of before, five cycles, verbs objects and mbufs
   back to where they were."""
 
-import functools
-import json
 import os
-import subprocess
 import time
 
+from emulator import device_port, fabric_ports, live, netvsc_counters
 import harness
-from harness import Program, command, emu_ctl, emu_run, expect, parse_forward_stats, show_port_stats
-from test_fabric import fabric_ports
-from test_netvsc import netvsc_counters, vf_counters
+from harness import emu_ctl, expect
+from launch import RECEIVER, SENDER
+from netvsc import (HOTPLUG_LINE, NETVSC_PORT, needs_forwarding_testpmd, netvsc_testpmd,
+                    netvsc_xstats, stop_forwarding)
+from testpmd_cli import command, mbufs_in_use, show_port_stats
 
 # Hugepages its DPDK processes take together at their peak (hugepages.py): two testpmd processes
 # of -m 256 with small pools, measured 512 MB.
 HUGEPAGES_MB = 512
 
-SENDER = {"pci": "7870:00:00.0", "mac": "00:0d:3a:00:0a:01", "ip": "198.18.0.1"}
-RECEIVER = {"pci": "7870:00:01.0", "mac": "00:0d:3a:00:0b:01", "ip": "198.18.0.2"}
-NETVSC_PORT = 1  # the VF (PCI bus, probed first) is port 0, owned by net_netvsc
-FORWARDS = harness.DPDK_VERSION >= (23, 11)
-# net_netvsc's line when its hot-add finds our VF again (24.11 prefixes its log lines).
-HOTPLUG_LINE = ((r"HN_DRIVER: " if harness.DPDK_VERSION >= (24, 11) else r"") +
-                r"netvsc_hotplug_retry\(\): Found matching MAC address, adding device")
-WHY_NOT = (f"DPDK {harness.DPDK_VERSION[0]}.{harness.DPDK_VERSION[1]}'s testpmd forwards nothing "
-           "over a netvsc port (net_netvsc before 23.11 never marks its queues started): run with "
-           "DPDK 24.11's (scripts/test-dpdk.sh 24.11 integration-netvsc-testpmd)")
 # LISA's hot-plug criterion, and the cap that keeps the rate steady on a shared 2-core machine
 # (test_servicing.py): the VF completes at most this many TX WQEs a second.
 TOLERANCE = 0.125
 TX_PPS = 400_000
 
 
-def needs_forwarding_testpmd(test):
-    @functools.wraps(test)
-    def run():
-        if not FORWARDS:
-            raise harness.Skip(WHY_NOT)
-        test()
-    return run
-
-
-def testpmd(nic, wire, prefix, args, emu_opts=(), pool=("--total-num-mbufs=8192",), devargs=""):
-    """Interactive testpmd on the netvsc port of `nic` (LISA's EAL line but for this machine's two
-    cores, -m and --file-prefix for two processes, -d for the driver built here; `devargs` after
-    the MAC), ready once the host has the data path on our VF."""
-    eal = ["-l", "0-1", "--vdev", f"{nic['pci']},mac={nic['mac']}{devargs}", "--log-level",
-           "netvsc,debug",
-           "--file-prefix", prefix, "-m", "256", "--huge-unlink", *harness.pmd_args()]
-    p = Program([*emu_run(["--vf", nic["pci"], "--mac", nic["mac"], "--ip", nic["ip"],
-                           "--wire", wire, "--uio-netvsc", "0", *emu_opts]),
-                 "--", "dpdk-testpmd", *eal, "--", "-i", "--nb-cores=1", "--txd=256", "--rxd=256",
-                 *pool, *args], stdin=subprocess.PIPE)
-    p.wait_for(r"hn_vf_attach\(\): found matching VF port 0", timeout=60)
-    p.wait_for(rf"Port {NETVSC_PORT}: {nic['mac'].upper()}", timeout=60)
-    harness.repeat_until(lambda: netvsc_counters(p), lambda c: c["data_path_vf"] == 1,
-                         "the data path on the VF", timeout=30)
-    return p
-
-
-def stop_forwarding(p):
-    """`stop`: testpmd's forward statistics of the netvsc port."""
-    answer = command(p, "stop", r"^Done\.")
-    return parse_forward_stats("\n".join(answer))[NETVSC_PORT]
-
-
 def rx_packets(p):
     time.sleep(0.2)  # pacing of the polls only: each poll is itself a bounded wait
     return show_port_stats(p, NETVSC_PORT)[NETVSC_PORT]["RX-packets"]
-
-
-def telemetry(prefix, request):
-    out = subprocess.run(["dpdk-telemetry.py", "-f", prefix], input=request + "\n",
-                         capture_output=True, text=True, timeout=60)
-    expect(out.returncode == 0, f"dpdk-telemetry.py {request}: {out.stdout}{out.stderr}")
-    key = request.split(",")[0]
-    replies = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
-    found = [r[key] for r in replies if key in r]
-    expect(found, f"dpdk-telemetry.py {request}: no reply: {out.stdout}")
-    return found[-1]
-
-
-def xstats(p):
-    """`show port xstats` of the netvsc port (more names than telemetry's reply holds): the lines
-    up to the `show port stats` typed after it."""
-    mark = len(p.lines)
-    p.send(f"show port xstats {NETVSC_PORT}")
-    stats = show_port_stats(p, NETVSC_PORT)[NETVSC_PORT]
-    pairs = (line.rsplit(":", 1) for line in p.lines[mark:p.last_index] if ":" in line)
-    return {k.strip(): int(v) for k, v in pairs if v.strip().isdigit()}, stats
 
 
 def per_queue(xs, direction, queues):
@@ -118,12 +54,12 @@ def send_receive(name, snd_args, rcv_args, frames, frame_len=None):
     reaches the receiver's testpmd, in and out of our VFs. Returns (sent, sender's xstats,
     receiver's xstats) of the netvsc ports."""
     fabric = f"fabric:nvtp-{os.getpid()}-{name}"
-    rcv = testpmd(RECEIVER, fabric, "mana-nvtp-rcv", ["--forward-mode=rxonly", *rcv_args])
+    rcv = netvsc_testpmd(RECEIVER, fabric, "mana-nvtp-rcv", ["--forward-mode=rxonly", *rcv_args])
     # The sender's VF is capped (--tx-pps) so that the receiver, polling beside it on the same
     # two cores, keeps up: every frame counts.
-    snd = testpmd(SENDER, fabric, "mana-nvtp-snd",
-                  ["--forward-mode=txonly", f"--tx-ip={SENDER['ip']},{RECEIVER['ip']}", *snd_args],
-                  emu_opts=["--tx-pps", "300000"])
+    snd = netvsc_testpmd(SENDER, fabric, "mana-nvtp-snd",
+                         ["--forward-mode=txonly", f"--tx-ip={SENDER['ip']},{RECEIVER['ip']}", *snd_args],
+                         emu_opts=["--tx-pps", "300000"])
     command(rcv, "start", r"rxonly packet forwarding")
     command(snd, "start", r"txonly packet forwarding")
     harness.repeat_until(lambda: rx_packets(rcv), lambda n: n >= frames,
@@ -133,9 +69,9 @@ def send_receive(name, snd_args, rcv_args, frames, frame_len=None):
                                     f"{name}: the receiver to count the {sent} frames sent",
                                     timeout=30)
     got = stop_forwarding(rcv)
-    snd_x, _ = xstats(snd)
-    rcv_x, rcv_stats = xstats(rcv)
-    snd_vf, rcv_vf = vf_counters(snd), vf_counters(rcv)
+    snd_x, _ = netvsc_xstats(snd)
+    rcv_x, rcv_stats = netvsc_xstats(rcv)
+    snd_vf, rcv_vf = device_port(snd), device_port(rcv)
     snd_nic, rcv_nic = netvsc_counters(snd), netvsc_counters(rcv)
     ports = fabric_ports(fabric.split(":", 1)[1])
     for p in (snd, rcv):
@@ -199,7 +135,7 @@ def test_mtu_set_renegotiates_the_synthetic_nic():
     VMBus device again, opens a new NVSP session with NDIS_CONF carrying the new MTU, and takes as
     its MTU what the host answers for OID_GEN_MAXIMUM_FRAME_SIZE (doc/hardware.md §11.6). The port
     then starts again with our VF as its data path."""
-    p = testpmd(SENDER, "null", "mana-nvtp-mtu", [])
+    p = netvsc_testpmd(SENDER, "null", "mana-nvtp-mtu", [])
     command(p, f"port stop {NETVSC_PORT}", r"^Done")
     mark = len(p.lines)
     p.send(f"port config mtu {NETVSC_PORT} 9000")
@@ -232,15 +168,6 @@ def tx_pps(p, seconds):
     return int(block[-1].split("Tx-pps:")[1].split()[0])
 
 
-def mbufs_in_use(prefix):
-    info = telemetry(prefix, "/mempool/info,mb_pool_0")
-    return info["size"] - info["common_pool_count"] - info["total_cache_count"]
-
-
-def live(p):
-    return json.loads(emu_ctl(p, "live", "0")[3:])
-
-
 @needs_forwarding_testpmd
 def test_hotplug_five_cycles():
     """LISA's verify_dpdk_testpmd_hotplug_*_netvsc_pmd: the VF removed while txonly forwards,
@@ -248,8 +175,8 @@ def test_hotplug_five_cycles():
     within ±12.5 % of the rate before; five times. Then the verbs objects of the re-added VF are
     those of the first one, and with the ports stopped the pool has as many mbufs out as before."""
     prefix = "mana-nvtp-hotplug"
-    p = testpmd(SENDER, "null", prefix, ["--forward-mode=txonly"],
-                emu_opts=["--device-cpu", "0", "--tx-pps", str(TX_PPS)])
+    p = netvsc_testpmd(SENDER, "null", prefix, ["--forward-mode=txonly"],
+                       emu_opts=["--device-cpu", "0", "--tx-pps", str(TX_PPS)])
     # Baseline of the pool: mbufs out with the ports stopped (none in flight), with the VF attached
     # as after the cycles (taken before the host's VF offer is handled, it counts the synthetic
     # NIC's own RX ring instead: seen under qemu-user, scripts/test-arm64.sh).

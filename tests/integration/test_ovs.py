@@ -13,6 +13,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from emulator import device_counters
 import harness
 from harness import emu_mac, emu_run, expect, pmd_args, repeat_until
 from tap_peer import Capture, bring_up
@@ -329,7 +330,7 @@ def test_bridged_over_netvsc_ports_with_our_vfs():
         bridge_and_check(ovs, xstat_prefix="vf_")
         # Every unicast frame went through our VFs (the emulator's port counters; group frames the
         # TAPs send on their own stay on the synthetic path).
-        ports = harness.device_counters(ovs.vswitchd)["ports"]
+        ports = device_counters(ovs.vswitchd)["ports"]
         got = [(c["rx_frames"], c["tx_frames"]) for c in ports]
         expect(got == [(300, 200), (200, 300)], f"VF frames (rx, tx) per port: {got}",
                ovs.vswitchd)

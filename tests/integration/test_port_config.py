@@ -9,7 +9,7 @@ import re
 
 import harness
 from harness import EMU_BDF, emu_mac, expect, testpmd_on_emu
-from test_lifecycle import command
+from testpmd_cli import command
 
 # Hugepages its DPDK processes take together at their peak (hugepages.py): one testpmd at a time with its default mbuf pool, measured 370 MB.
 HUGEPAGES_MB = 512

@@ -5,12 +5,10 @@ used-descriptor count of a queue that was never set up answer (doc/guide.md "Que
 instead of crashing testpmd; queue starts, a reset and an MTU asked for while the VF is removed
 (doc/guide.md "VF removal and recovery"); an MTU set on a started port."""
 
-import glob
-
+from emulator import netdev_mtu
 import harness
-from harness import EMU_BDF, child_environ, emu_ctl, emu_mac, expect, testpmd_on_emu
-from test_lifecycle import command
-from test_queue_control import run, show
+from harness import emu_ctl, emu_mac, expect, testpmd_on_emu
+from testpmd_cli import command, run, show
 
 # One testpmd with its default mbuf pool (about 370 MB): hugepages.py.
 HUGEPAGES_MB = 512
@@ -121,14 +119,6 @@ def test_reset_of_a_stopped_port_while_the_vf_is_removed():
     expect(not any("did not come back" in line for line in p.lines[mark:]), "start refused", p)
     p.send("quit")
     expect(p.finish() == 0, "testpmd failed", p)
-
-
-def netdev_mtu(p):
-    """The MTU in the emulated VF's netdev sysfs file."""
-    files = glob.glob(f"{child_environ(p, 'SYSFS_PCI_DEVICES')}/{EMU_BDF}/net/*/mtu")
-    expect(len(files) == 1, f"netdev mtu files: {files}", p)
-    with open(files[0]) as f:
-        return int(f.read())
 
 
 def test_mtu_set_while_started_and_while_the_vf_is_removed():

@@ -9,13 +9,13 @@ while the port forwards (traffic then lands per a Toeplitz reference); no mbuf l
 import re
 import subprocess
 
+from emulator import device_port
 import harness
 from harness import (EMU_BDF, Program, emu_ctl, emu_mac, emulated_env, expect, pmd_args,
                      testpmd_on_emu)
-from tap_peer import MANA_DEFAULT_RSS_KEY, bring_up, toeplitz, wait_until
-from test_ethdev_ops import device_port
-from test_lifecycle import command, in_use
-from test_multiprocess import PRIMARY_LCORES, SECONDARY_LCORES
+from launch import PRIMARY_LCORES, SECONDARY_LCORES, tap_testpmd
+from tap_peer import MANA_DEFAULT_RSS_KEY, toeplitz, wait_until
+from testpmd_cli import FORWARDING_STARTED, command, in_use, run, show, xstats
 
 from scapy.all import IP, TCP, UDP, Ether, Raw, conf, sendp  # noqa: E402
 
@@ -25,7 +25,6 @@ HUGEPAGES_MB = 512
 conf.verb = 0
 TAP = "mqctltap0"
 PORT_MAC = emu_mac(0)
-FORWARDING_STARTED = r"packet forwarding packets/burst="
 RX_LINE = re.compile(r"src=02:00:00:00:([0-9A-F]{2}):([0-9A-F]{2}) .*(?:RSS|Receive) queue=0x([0-9a-f]+)")
 NEW_KEY = bytes(range(1, 41))
 RING = 64
@@ -33,14 +32,6 @@ RING = 64
 
 def device_drops(p):
     return device_port(p)["rx_no_wqe_drops"]
-
-
-def tap_testpmd(prefix, opts):
-    p = testpmd_on_emu(["--ports", "1", "--wire", f"tap:{TAP}"], prefix,
-                       ["-i", "--nb-cores=1", "--rxq=2", "--txq=2", *opts], interactive=True)
-    p.wait_for(rf"Port 0: {PORT_MAC.upper()}")
-    bring_up(TAP)
-    return p
 
 
 def flow(i):
@@ -77,26 +68,10 @@ def send_and_wait(p, flows, expect_seen):
                    "frames at testpmd")
     except harness.Failure:
         missing = sorted(expect_seen - set(received(p, mark)))
-        xstats = re.findall(r"^\s*(\w+):\s+([1-9]\d*)\s*$", run(p, "show port xstats 0"), re.M)
-        expect(False, f"flows {missing} not at testpmd; xstats {xstats}; emulator: "
+        nonzero = {k: v for k, v in xstats(p).items() if v}
+        expect(False, f"flows {missing} not at testpmd; xstats {nonzero}; emulator: "
                f"{emu_ctl(p, 'counters', '0')}", p)
     return received(p, mark)
-
-
-def show(p, line, last):
-    mark = len(p.lines)
-    p.send(line)
-    p.wait_for(last, start=mark)
-    return "\n".join(p.lines[mark:p.last_index + 1])
-
-
-def run(p, line):
-    """Sends `line`, then a command whose answer marks the end of its output; returns the output."""
-    mark = len(p.lines)
-    p.send(line)
-    p.send("show port summary all")
-    p.wait_for(r"^Number of available ports", start=mark)
-    return "\n".join(p.lines[mark:p.last_index])
 
 
 def expect_quiet(p, line):
@@ -129,7 +104,8 @@ def test_rx_queue_stop_start_and_deferred_start():
     """Queue 1 deferred: its flows are not delivered while queue 0's are; after `port 0 rxq 1
     start` both queues receive and none of the frames queue 1 got while stopped comes out; the same
     after a run-time stop; the port's mbufs all come back at port stop."""
-    p = tap_testpmd("mqctl-rx", ["--forward-mode=rxonly", f"--rxd={RING}"])
+    p = tap_testpmd(TAP, "mqctl-rx",
+                    ["--rxq=2", "--txq=2", "--forward-mode=rxonly", f"--rxd={RING}"])
     command(p, "port stop 0")
     expect_quiet(p, "port 0 rxq 1 deferred_start on")
     command(p, "port start 0", rf"Port 0: {PORT_MAC.upper()}")
@@ -196,20 +172,19 @@ def test_rx_queue_stop_start_and_deferred_start():
 
 
 def expect_no_error_completions(p):
-    text = run(p, "show port xstats 0")
-    errors = {k: int(v) for k, v in re.findall(r"^\s*((?:rx|tx)_cqe_\w+_errors):\s+(\d+)", text, re.M)}
+    errors = {k: v for k, v in xstats(p).items() if re.fullmatch(r"(?:rx|tx)_cqe_\w+_errors", k)}
     expect(errors and not any(errors.values()), f"error completions: {errors}", p)
 
 
 def tx_counts(p):
-    text = run(p, "show port xstats 0")
-    return {q: int(re.search(rf"^\s*tx_q{q}_packets:\s+(\d+)", text, re.M).group(1)) for q in (0, 1)}
+    counts = xstats(p)
+    return {q: counts[f"tx_q{q}_packets"] for q in (0, 1)}
 
 
 def test_tx_queue_stop_start():
     """txonly on 2 TX queues: with TX queue 1 stopped only queue 0 sends; after start both do.
     Descriptor status and queue info answer for a TX queue."""
-    p = tap_testpmd("mqctl-tx", ["--forward-mode=txonly"])
+    p = tap_testpmd(TAP, "mqctl-tx", ["--rxq=2", "--txq=2", "--forward-mode=txonly"])
     info = show(p, "show txq info 0 0", r"Burst mode:")
     expect(re.search(r"Burst mode: Scalar", info) is not None, f"no burst mode:\n{info}", p)
     status = show(p, "show port 0 txq 0 desc 10 status", r"Desc status = ")
@@ -234,7 +209,7 @@ def test_reta_and_rss_key_while_forwarding():
     (each entry i stands for all i + 2k), then `port config 0 rss-hash-key` a new key; every flow
     lands where the Toeplitz reference and the new table put it. A table the NIC cannot have is
     refused (ENOTSUP) and changes nothing."""
-    p = tap_testpmd("mqctl-rss", ["--forward-mode=rxonly"])
+    p = tap_testpmd(TAP, "mqctl-rss", ["--rxq=2", "--txq=2", "--forward-mode=rxonly"])
     p.send("set verbose 1")
     start_fwd(p)
     batch = range(0, 32)

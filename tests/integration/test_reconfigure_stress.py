@@ -17,16 +17,17 @@ import re
 import subprocess
 import time
 
+from emulator import device_counters
 import harness
-from harness import (EMU_BDF, Program, command, emu_mac, emulated_env, expect, pmd_args,
-                     testpmd_on_emu)
+from harness import EMU_BDF, Program, emulated_env, expect, pmd_args, testpmd_on_emu
+from launch import PAIR_PEERS
+from testpmd_cli import command, parse_forward_stats
 
 # Hugepages its DPDK processes take together at their peak (hugepages.py): one testpmd and its secondary (shared memory), measured 376 MB.
 HUGEPAGES_MB = 512
 
 CYCLES = int(os.environ.get("MANA_STRESS_CYCLES", "200"))
 PREFIX = "mana-stress-reconf"
-PEERS = [f"--eth-peer=0,{emu_mac(1)}", f"--eth-peer=1,{emu_mac(0)}"]
 # (RX/TX queues, descriptors): queue 1 disappears in every other configuration; ring sizes change
 # each time, so DPDK releases and sets up every queue again. At most 2 queues: with more, the
 # primary's share would include queue 1, which the secondary polls.
@@ -75,7 +76,7 @@ def mempool_in_use(primary):
 
 def test_secondary_forwards_while_primary_reconfigures():
     common = ["--rxq=2", "--txq=2", "--num-procs=2", "--forward-mode=mac", "--txonly-multi-flow",
-              *PEERS]
+              *PAIR_PEERS]
     primary = testpmd_on_emu(["--ports", "2", "--wire", "pair"], PREFIX,
                              ["-i", *common, "--proc-id=0"], interactive=True, secondaries=True,
                              lcores="2@0,3@1", eal_extra=["-a", EMU_BDF, "--proc-type=primary"])
@@ -97,9 +98,9 @@ def test_secondary_forwards_while_primary_reconfigures():
     mark = len(secondary.lines)
     secondary.wait_for(r"Rx-pps:\s+[1-9]", start=mark, timeout=30)
     secondary.wait_for(r"Tx-pps:\s+[1-9]", start=secondary.last_index, timeout=30)
-    counters = harness.device_counters(primary)
+    counters = device_counters(primary)
     expect(secondary.stop() == 0, "secondary failed", secondary)
-    fwd = harness.parse_forward_stats(secondary.output())
+    fwd = parse_forward_stats(secondary.output())
     expect(all(fwd.get(q, {}).get("RX-packets", 0) > 0 for q in (0, 1)),
            f"the secondary's streams: {fwd}", secondary)
     command(primary, "stop", done=r"^Done")

@@ -6,24 +6,19 @@ PCI bus); the port must resume by itself with its packet rates after every cycle
 the rates measured once before the first removal (LISA's hot-plug criterion), no error completion on the
 new queues, the verbs objects and mbufs back to their baseline, in the primary and in a secondary. Also testpmd's default removal handling (closing the port), then `port attach`."""
 
-import json
 import statistics
 import time
 
+from emulator import NO_OBJECTS, live, sq_counters, sq_packets
 import harness
-from harness import (EMU_BDF, Program, emu_ctl, emu_mac, expect, repeat_until, show_port_stats,
+from harness import (EMU_BDF, Program, emu_ctl, emu_mac, emulated_env, expect, repeat_until,
                      testpmd_on_emu)
-from test_lifecycle import command, in_use
-from test_multiprocess import emulated_env
+from launch import PAIR_PEERS, PRIMARY_LCORES, SECONDARY_LCORES_BESIDE_PRIMARY
+from testpmd_cli import command, in_use, show_port_stats
 
 # Hugepages its DPDK processes take together at their peak (hugepages.py): one testpmd and its secondary (shared memory), measured 358 MB.
 HUGEPAGES_MB = 512
 
-# Distinct lcore ids in the two processes (each lcore id has one mempool cache, shared by every
-# process: `-l 0-1` in both corrupted it, which showed as source-MAC drops and rates down by 75 %),
-# both forwarding lcores on CPU 1 and the emulator's device thread alone on CPU 0 (RATE_EMU).
-PRIMARY_LCORES = "2@0,3@1"
-SECONDARY_LCORES = "4@0,5@1"
 
 CYCLES = 20
 TOLERANCE = 0.125  # as LISA's hot-plug test: no rate 12.5 % below before (nor above the cap: within())
@@ -43,7 +38,6 @@ WINDOWS = 3
 WINDOW_S = 0.5
 BASELINE_WINDOWS = 10  # the one baseline: twice as many windows
 NEW_PCI = "7870:0a:00.0"  # one cycle brings the VF back on another bus
-PEERS = [f"--eth-peer=0,{emu_mac(1)}", f"--eth-peer=1,{emu_mac(0)}"]
 # Rates on the emulator: its device thread runs on CPU 0 (testpmd's idle main lcore), off the
 # forwarding lcore 1, and bursts of 4 make the forwarding lcore (each burst's doorbell is a trapped
 # store) and not the emulated device the bound. With full bursts the device bounds the rate, and a
@@ -54,22 +48,6 @@ PEERS = [f"--eth-peer=0,{emu_mac(1)}", f"--eth-peer=1,{emu_mac(0)}"]
 # between cycles.
 RATE_OPTS = ["--burst=4", "--rxfreet=1"]
 RATE_EMU = ["--device-cpu", "0", "--tx-pps", str(TX_PPS)]
-NO_OBJECTS = {"pds": 0, "mrs": 0, "cqs": 0, "wqs": 0, "sqs": 0, "rss_qps": 0, "contexts": 0}
-
-
-def live(p):
-    reply = emu_ctl(p, "live", "0")
-    return json.loads(reply.split(" ", 1)[1])
-
-
-def sq_counters(p, name):
-    """One counter of every live SQ (hardware id -> value) from the emulator."""
-    reply = harness.device_counters(p)
-    return {q["id"]: q[name] for q in reply["sqs"]}
-
-
-def sq_packets(p):
-    return sq_counters(p, "packets")
 
 
 def expect_no_tx_errors(p, cycle):
@@ -148,7 +126,7 @@ def recovery_cycles(mode_opts, start_cmd, prefix, directions):
     """`directions`: 1 compares TX rates (txonly: testpmd does not poll RX), 2 TX and RX."""
     p = testpmd_on_emu(["--ports", "2", "--wire", "pair", *RATE_EMU], prefix,
                        ["-i", "--no-rmv-interrupt", "--total-num-mbufs=8192", *RATE_OPTS, *mode_opts,
-                        *PEERS], interactive=True)
+                        *PAIR_PEERS], interactive=True)
     p.wait_for(rf"Port 1: {emu_mac(1).upper()}")
     p.send(start_cmd)
     objects = live(p)
@@ -213,15 +191,15 @@ def test_secondary_resumes_after_recovery():
     the primary's new doorbell page, and the primary's rates are back."""
     common = ["--forward-mode=txonly", *RATE_OPTS, "--rxq=2", "--txq=2", "--num-procs=2",
               "--txonly-multi-flow",
-              "--stats-period", "1", "--auto-start", "--no-rmv-interrupt", *PEERS]
+              "--stats-period", "1", "--auto-start", "--no-rmv-interrupt", *PAIR_PEERS]
     primary = testpmd_on_emu(["--ports", "2", "--wire", "pair", *RATE_EMU],
                              "mana-recovery-mp",
                              [*common, "--proc-id=0"],
                              eal_extra=["-a", EMU_BDF, "--proc-type=primary"], secondaries=True,
                              lcores=PRIMARY_LCORES)
     primary.wait_for(r"Tx-pps:\s+[1-9]")
-    secondary = Program(["dpdk-testpmd", "--lcores", SECONDARY_LCORES, "--file-prefix",
-                         "mana-recovery-mp",
+    secondary = Program(["dpdk-testpmd", "--lcores", SECONDARY_LCORES_BESIDE_PRIMARY,
+                         "--file-prefix", "mana-recovery-mp",
                          "--proc-type=secondary", *harness.pmd_args(), "-a", EMU_BDF, "--",
                          *common, "--proc-id=1"], env=emulated_env(primary))
     secondary.wait_for(r"Tx-pps:\s+[1-9]")

@@ -7,10 +7,9 @@ The frames use benchmark addresses (198.18.0.0/15) that miss l3fwd-power's fixed
 sends them back out of the port they came in on, where the test sees them."""
 
 import subprocess
-from pathlib import Path
 
 import harness
-from harness import EMU_BDF, PROFILE, Program, Skip, emu_hw, emu_mac, emu_run, expect
+from harness import EMU_BDF, PROFILE, Program, Skip, TOP, emu_hw, emu_mac, emu_run, expect
 from tap_peer import Capture, bring_up
 
 from scapy.all import IP, UDP, Ether, Raw, conf, sendp  # noqa: E402
@@ -19,7 +18,6 @@ from scapy.all import IP, UDP, Ether, Raw, conf, sendp  # noqa: E402
 HUGEPAGES_MB = 256
 
 conf.verb = 0
-TOP = Path(__file__).resolve().parents[2]
 TAP = "mxpow0"
 
 

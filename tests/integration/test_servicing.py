@@ -11,9 +11,9 @@ import re
 import statistics
 import time
 
+from emulator import NO_OBJECTS, live
 import harness
 from harness import EMU_BDF, Program, emu_ctl, emu_mac, emu_run, expect, pmd_args
-from test_recovery import live, NO_OBJECTS
 
 # One testpmd with testpmd's default mbuf pool (about 370 MB): hugepages.py.
 HUGEPAGES_MB = 512

@@ -19,17 +19,14 @@ import time
 from pathlib import Path
 
 import harness
-import test_forwarding as fwd
-import test_multiprocess as mp
-import test_tap as tap
-from test_recovery import live, sq_packets
-from harness import BUILD, MANA_EMU, expect, testpmd_on_emu
+from crosscheck import in_own_process
+from emulator import device_counters, live, sq_packets
+from harness import BUILD, MANA_EMU, TOP, expect, testpmd_on_emu
 
 # Hugepages its DPDK processes take together at their peak (hugepages.py): Debian 13's testpmd in the
 # chroot, one at a time or a primary with its secondary, measured 376 MB (scripts/crosscheck-trixie.sh).
 HUGEPAGES_MB = 512
 
-TOP = Path(__file__).resolve().parents[2]
 
 
 def profiles():
@@ -62,33 +59,26 @@ def test_installed_net_mana_is_the_one_loaded():
            f"net_mana mapped from {sorted(libs)}: expected only the installed DPDK's", p)
 
 
-def test_rss_4_queues():
-    tap.check_rss(4)
-
-
-def test_rss_8_queues():
-    tap.check_rss(8)
-
-
-# Per profile: what DPDK 24.11's net_mana supports, from the project's own integration tests.
+# Per profile: what DPDK 24.11's net_mana supports, from the project's own integration tests (file,
+# test), each run in its own process of its file (crosscheck.py).
 PER_PROFILE = [
-    fwd.test_io_pair_trap_doorbells,
-    fwd.test_io_pair_poll_doorbells,
-    fwd.test_io_pair_rx_coalescing,
-    fwd.test_mac_mode_pair,
-    fwd.test_txonly_and_rxonly_across_pair,
-    fwd.test_azure_single_queue_command_line,
-    fwd.test_azure_multi_queue_command_line,
-    # Not fwd.test_pair_counters_match_exactly: DPDK 24.11's net_mana counts a packet as sent when it
+    ("test_forwarding.py", "test_io_pair_trap_doorbells"),
+    ("test_forwarding.py", "test_io_pair_poll_doorbells"),
+    ("test_forwarding.py", "test_io_pair_rx_coalescing"),
+    ("test_forwarding.py", "test_mac_mode_pair"),
+    ("test_forwarding.py", "test_txonly_and_rxonly_across_pair"),
+    ("test_forwarding.py", "test_azure_single_queue_command_line"),
+    ("test_forwarding.py", "test_azure_multi_queue_command_line"),
+    # Not test_pair_counters_match_exactly: DPDK 24.11's net_mana counts a packet as sent when it
     # reaps its completion in a later tx_burst (drivers/net/mana/tx.c), so after `stop` its
     # TX-packets lag the peer's RX-packets by the last burst, on hardware too.
-    test_rss_4_queues,
-    test_rss_8_queues,
-    tap.test_checksum_offload_on_the_wire_and_bad_rx_checksums,
-    tap.test_vlan_strip_and_insert,
-    tap.test_ping_from_netns_answered_by_icmpecho,
-    mp.test_secondary_process_forwards_its_own_queues,
-    mp.test_hot_removal_raises_removal_event,
+    ("test_tap.py", "test_rss_4_queues"),
+    ("test_tap.py", "test_rss_8_queues"),
+    ("test_tap.py", "test_checksum_offload_on_the_wire_and_bad_rx_checksums"),
+    ("test_tap.py", "test_vlan_strip_and_insert"),
+    ("test_tap.py", "test_ping_from_netns_answered_by_icmpecho"),
+    ("test_multiprocess.py", "test_secondary_process_forwards_its_own_queues"),
+    ("test_multiprocess.py", "test_hot_removal_raises_removal_event"),
 ]
 
 
@@ -101,7 +91,7 @@ PER_PROFILE = [
 RECOVERS_BY_ITSELF = harness.DPDK_VERSION >= (26, 7)
 RESET_WAIT_S = 15
 if RECOVERS_BY_ITSELF:
-    PER_PROFILE.remove(mp.test_hot_removal_raises_removal_event)
+    PER_PROFILE.remove(("test_multiprocess.py", "test_hot_removal_raises_removal_event"))
 # DPDK 23.11's net_mana: no VLAN offload (its mana.h offers none; 24.03 added it). Two tests fail
 # with it on every profile, for reasons not yet found (open, doc/features.md): they are named and
 # left out, so the rest of each profile still runs.
@@ -203,21 +193,18 @@ def test_device_reset_without_disassoc_destroy_keeps_the_old_objects():
 VPORT_OFFSET_300 = (["--hw", "vport-offset=0", "--hw", "cq-doorbell=off"],
                     "vport-offset=300 needs the long TX OOB, which 24.11 never writes, and 24.11 "
                     "rings no CQ doorbell while polling")
-KNOWN_DISAGREEMENTS = {("strict", fn.__name__): VPORT_OFFSET_300 for fn in PER_PROFILE}
+KNOWN_DISAGREEMENTS = {("strict", name): VPORT_OFFSET_300 for _, name in PER_PROFILE}
 
 
-def with_profile(profile, fn):
+def with_profile(profile, file, name):
+    """Test `name` of `file` under `profile`, with the options that take out a known disagreement."""
+    overrides, why = KNOWN_DISAGREEMENTS.get((profile, name), ([], ""))
+    test = in_own_process(file, name, profile, overrides)
+
     def run():
-        harness.PROFILE = profile
-        overrides, why = KNOWN_DISAGREEMENTS.get((profile, fn.__name__), ([], ""))
-        harness.PROFILE_OVERRIDES = overrides
         if why:
-            print(f"{profile}/{fn.__name__}: with {' '.join(overrides)} ({why})", flush=True)
-        try:
-            fn()
-        finally:
-            harness.PROFILE = ""
-            harness.PROFILE_OVERRIDES = []
+            print(f"{profile}/{name}: with {' '.join(overrides)} ({why})", flush=True)
+        test()
     return run
 
 
@@ -232,7 +219,7 @@ def test_strict_vport_offset_300_needs_the_long_oob():
         p.wait_for(r"Port 0: ")
 
         def sq_totals():
-            sqs = harness.device_counters(p)["sqs"]
+            sqs = device_counters(p)["sqs"]
             return sum(q["packets"] for q in sqs), sum(q["error_cqes"] for q in sqs)
 
         sent, refused = harness.repeat_until(
@@ -259,7 +246,7 @@ def main():
                       test_strict_vport_offset_300_needs_the_long_oob))
     for name, why in NOT_ON_THIS_DPDK.items():
         print(f"not run on DPDK 23.11: {name}: {why}")
-    per_profile = [fn for fn in PER_PROFILE if fn.__name__ not in NOT_ON_THIS_DPDK]
+    per_profile = [(file, name) for file, name in PER_PROFILE if name not in NOT_ON_THIS_DPDK]
     named = [(n, fn) for n, fn in named if fn.__name__ not in NOT_ON_THIS_DPDK]
     if RECOVERS_BY_ITSELF:
         named += [("device-reset-recovered-by-the-driver", test_device_reset_recovered_by_the_driver),
@@ -268,7 +255,8 @@ def main():
     for profile in profiles():
         if only and profile not in only:
             continue
-        named += [(f"{profile}/{fn.__name__}", with_profile(profile, fn)) for fn in per_profile]
+        named += [(f"{profile}/{name}", with_profile(profile, file, name))
+                  for file, name in per_profile]
     sys.exit(harness.run_main(named))
 
 

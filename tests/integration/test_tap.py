@@ -10,8 +10,10 @@ import tempfile
 from pathlib import Path
 
 import harness
-from harness import emu_ctl, emu_mac, expect, testpmd_on_emu
-from tap_peer import MANA_DEFAULT_RSS_KEY, Capture, bring_up, toeplitz, wait_until
+from harness import emu_ctl, emu_mac, expect
+from launch import tap_testpmd
+from tap_peer import MANA_DEFAULT_RSS_KEY, Capture, toeplitz, wait_until
+from testpmd_cli import FORWARDING_STARTED
 
 from scapy.all import IP, TCP, UDP, Dot1Q, Ether, Raw, conf, sendp  # noqa: E402
 
@@ -20,18 +22,7 @@ HUGEPAGES_MB = 512
 
 conf.verb = 0
 TAP = "manatap0"
-# testpmd drains the RX queues after printing "<mode> packet forwarding - ports=..." and before this
-# line: frames must be sent only once it has appeared.
-FORWARDING_STARTED = r"packet forwarding packets/burst="
 PORT_MAC = emu_mac(0)
-
-
-def tap_testpmd(prefix, testpmd_opts, netns=None):
-    p = testpmd_on_emu(["--ports", "1", "--wire", f"tap:{TAP}"], prefix,
-                       ["-i", "--nb-cores=1", *testpmd_opts], interactive=True)
-    p.wait_for(rf"Port 0: {PORT_MAC.upper()}")
-    bring_up(TAP, netns)
-    return p
 
 
 def flow_frames(count):
@@ -52,7 +43,7 @@ def expected_hash(frame):
 
 
 def check_rss(queues):
-    p = tap_testpmd(f"mana-rss{queues}", [f"--rxq={queues}", f"--txq={queues}",
+    p = tap_testpmd(TAP, f"mana-rss{queues}", [f"--rxq={queues}", f"--txq={queues}",
                                            "--forward-mode=rxonly"])
     # DPDK's own net_mana flags an RSS hash only for rx_hash_type equal to a composite mask, never
     # for the single NDIS bit the hardware reports (doc/hardware.md §4.10): with that driver on such
@@ -104,7 +95,7 @@ def test_rss_8_queues():
 
 
 def test_checksum_offload_on_the_wire_and_bad_rx_checksums():
-    p = tap_testpmd("mana-csum", ["--forward-mode=csum", "--port-topology=loop", "--enable-rx-cksum"])
+    p = tap_testpmd(TAP, "mana-csum", ["--forward-mode=csum", "--port-topology=loop", "--enable-rx-cksum"])
     for cmd in ("port stop 0", "csum set ip hw 0", "csum set udp hw 0", "csum set tcp hw 0",
                 "port start 0"):
         p.send(cmd)
@@ -144,7 +135,7 @@ def test_checksum_offload_on_the_wire_and_bad_rx_checksums():
 
 def test_vlan_strip_and_insert():
     # mac forwarding back out of the same port.
-    p = tap_testpmd("mana-vlan", ["--forward-mode=mac", "--port-topology=loop"])
+    p = tap_testpmd(TAP, "mana-vlan", ["--forward-mode=mac", "--port-topology=loop"])
     p.send("set verbose 1")
     p.send("start")
     p.wait_for(FORWARDING_STARTED)
@@ -193,7 +184,7 @@ def test_vlan_strip_and_insert():
 def test_ping_from_netns_answered_by_icmpecho():
     ns = "mana-ping"
     subprocess.run(["ip", "netns", "del", ns], capture_output=True)
-    p = tap_testpmd("mana-ping", ["--forward-mode=icmpecho"], netns=ns)
+    p = tap_testpmd(TAP, "mana-ping", ["--forward-mode=icmpecho"], netns=ns)
     try:
         subprocess.run(["ip", "-n", ns, "addr", "add", "198.18.77.1/24", "dev", TAP], check=True)
         p.send("start")
@@ -221,7 +212,7 @@ def test_linux_stack_answers_frames_from_the_port():
     answers each with ICMP port unreachable, which testpmd receives."""
     ns = "mana-linux"
     subprocess.run(["ip", "netns", "del", ns], capture_output=True)
-    p = tap_testpmd("mana-linux", ["--forward-mode=rxonly", "--tx-ip=198.18.77.2,198.18.77.1",
+    p = tap_testpmd(TAP, "mana-linux", ["--forward-mode=rxonly", "--tx-ip=198.18.77.2,198.18.77.1",
                                    "--tx-udp=4000,9"], netns=ns)
     try:
         host_mac = subprocess.run(["ip", "-n", ns, "-br", "link", "show", TAP], capture_output=True,

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import harness
 from harness import emu_ctl, emu_mac, expect, testpmd_on_emu
+from testpmd_cli import FORWARDING_STARTED, xstats
 
 from scapy.all import IP, TCP, Ether, IPv6, rdpcap  # noqa: E402
 
@@ -27,7 +28,6 @@ NETNS = ("tso-send", "tso-recv")
 PORT_MACS = (emu_mac(0), emu_mac(1))
 MSS = 500  # below the sender's 1448 (MTU 1500 with timestamps): every data packet is segmented
 STREAM_BYTES = 4 * 1024 * 1024
-FORWARDING_STARTED = r"packet forwarding packets/burst="
 # (family, sender address, receiver address, prefix length)
 FAMILIES = (("ipv4", "198.18.90.1", "198.18.90.2", 24),
             ("ipv6", "fd00:90::1", "fd00:90::2", 64))
@@ -128,14 +128,8 @@ def check_frames(pcap):
 def xstats_errors(p, port):
     """The port's non-zero TX error xstats (a full ring, `tx_qN_ring_full`, is back-pressure, not
     an error: testpmd counts those packets as TX-dropped)."""
-    mark = len(p.lines)
-    p.send(f"show port xstats {port}")
-    # The xstats list has no end line: the next command's output marks it.
-    p.send(f"show port stats {port}")
-    p.wait_for(rf"NIC statistics for port {port}", start=mark)
-    text = "\n".join(p.lines[mark:p.last_index])
-    return {k: int(v) for k, v in re.findall(r"(tx_\S*(?:error|drop|fail|segs|split|readonly|invalid)\S*):\s+(\d+)",
-                                             text) if int(v) != 0}
+    return {k: v for k, v in xstats(p, port).items()
+            if re.fullmatch(r"tx_\w*(?:error|drop|fail|segs|split|readonly|invalid)\w*", k) and v != 0}
 
 
 def check_tso(families, hw=()):

@@ -7,9 +7,10 @@ in (mana-emu --hw tx-wqe-offset=bu|bytes). Counted exactly: mbufs held by the po
 CQEs and testpmd's TX-errors."""
 
 
+from emulator import device_counters
 import harness
 from harness import emu_ctl, emu_mac, expect, testpmd_on_emu
-from test_lifecycle import command, in_use
+from testpmd_cli import command, in_use, show_port_stats
 
 # Hugepages its DPDK processes take together at their peak (hugepages.py): one testpmd at a time, measured 352 MB.
 HUGEPAGES_MB = 512
@@ -20,7 +21,7 @@ FAULTS = 4  # WQEs 3, 7, 11, 15 after arming: the middle and the end of two burs
 
 def sq_counters(p):
     """The emulator's counters of the port's one SQ."""
-    sqs = harness.device_counters(p)["sqs"]
+    sqs = device_counters(p)["sqs"]
     expect(len(sqs) == 1, f"expected one SQ in the emulator, found {sqs}", p)
     return sqs[0]
 
@@ -57,7 +58,7 @@ def run_with_offset_unit(unit):
     expect(now == held, f"tx-wqe-offset={unit}: {now - held} mbufs more held by the port after "
            f"{FAULTS} TX error completions ({now} in use, {held} before): descriptors never "
            f"completed", p)
-    stats = harness.show_port_stats(p, last_port=0)[0]
+    stats = show_port_stats(p, last_port=0)[0]
     expect(stats.get("TX-errors") == FAULTS,
            f"TX-errors {stats.get('TX-errors')}, expected {FAULTS}", p)
     p.send("quit")

@@ -9,10 +9,11 @@ queue whose completions nobody reclaims must not count as stalls."""
 
 import time
 
+from emulator import device_port
 import harness
 from harness import EMU_BDF, emu_ctl, expect, repeat_until
-from test_ethdev_ops import device_port, looped_txonly, xstats
-from test_lifecycle import command
+from launch import looped_txonly
+from testpmd_cli import command, xstats
 
 # One testpmd with its default mbuf pool (about 370 MB): hugepages.py.
 HUGEPAGES_MB = 512

@@ -17,7 +17,7 @@ import subprocess
 from pathlib import Path
 
 import harness
-from harness import EMU_BDF, Program, emu_ctl, emu_mac, emu_run, expect
+from harness import EMU_BDF, Program, TOP, emu_ctl, emu_mac, emu_run, expect
 from tap_peer import MANA_DEFAULT_RSS_KEY, Capture, bring_up, toeplitz
 
 from scapy.all import IP, UDP, Ether, Raw, conf, sendp  # noqa: E402
@@ -26,7 +26,6 @@ from scapy.all import IP, UDP, Ether, Raw, conf, sendp  # noqa: E402
 HUGEPAGES_MB = 512
 
 conf.verb = 0
-TOP = Path(__file__).resolve().parents[2]
 TAP_IN, TAP_OUT = "mxup0", "mxup1"
 NEXT_HOP = "02:00:00:00:00:99"
 
