@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "mana_log.h"
-#include "recovery.h"
+#include "recovery_state.h"
 
 namespace mana {
 

@@ -17,8 +17,9 @@
 #include "ethdev_ops.h"
 #include "priv.h"
 #include "provider_limits.h"
-#include "rss.h"
 #include "verbs_errors.h"
+#include "rss.h"
+#include "rx_queue.h"
 
 namespace {
 
