@@ -54,7 +54,7 @@ struct DeviceCaps {
   uint32_t max_sge = 0;
   uint32_t max_mr = 0;
   uint64_t max_mr_size = 0;
-  uint32_t provider_max_wr = 0;  // libmana's own WR/CQE limit (provider_limits.h), 0: none
+  uint32_t provider_max_wr = 0;  // libmana's own WR/CQE limit (queue_create.h), 0: none
 };
 
 // Error completions counted per type (xstats); the last slot takes types we do not know.

@@ -31,7 +31,7 @@
 #include "mp.h"
 #include "priv.h"
 #include "port_lifecycle.h"
-#include "provider_limits.h"
+#include "queue_create.h"
 #include "recovery.h"
 
 namespace mana {

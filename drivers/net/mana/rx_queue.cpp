@@ -12,9 +12,7 @@
 #include "kept_queues.h"
 #include "mana_log.h"
 #include "port_owner.h"
-#include "provider_limits.h"
-#include "queue_memory.h"
-#include "verbs_errors.h"
+#include "queue_create.h"
 #include "rx_intr.h"
 
 namespace mana {

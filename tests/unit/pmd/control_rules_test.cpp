@@ -16,8 +16,7 @@
 
 #include "ethdev_ops.h"
 #include "priv.h"
-#include "provider_limits.h"
-#include "verbs_errors.h"
+#include "queue_create.h"
 #include "rss.h"
 #include "rx_queue.h"
 
