@@ -8,7 +8,6 @@
 #include <initializer_list>
 
 #include <ethdev_driver.h>
-#include <infiniband/verbs.h>
 #include <rte_malloc.h>
 
 #include "burst.h"
@@ -18,6 +17,7 @@
 #include "mana_log.h"
 #include "mp.h"
 #include "mtu.h"
+#include "port_lifecycle.h"
 #include "port_owner.h"
 #include "priv.h"
 #include "queue_control.h"
@@ -30,6 +30,7 @@
 #include "rx_queue.h"
 #include "stats.h"
 #include "tx_queue.h"
+#include "tx_watchdog.h"
 
 namespace mana {
 namespace {
@@ -216,14 +217,7 @@ int start_locked(rte_eth_dev* dev) {
   if (start_overtaken_by_removal(dev, -EIO) == 0) return 0;
   if (!vf_is_here(*priv, "start the port")) return -EIO;
   mtu_warn_short_buffers(dev);
-  // TX first: the raw QPs configure the vPort that the RSS QP of the RX queues needs.
-  if (int rc = tx_queues_start(dev); rc != 0) return start_overtaken_by_removal(dev, rc);
-  if (dev->data->nb_rx_queues != 0) {
-    if (int rc = rx_queues_start(dev); rc != 0) {
-      tx_queues_stop(dev);
-      return start_overtaken_by_removal(dev, rc);
-    }
-  }
+  if (int rc = port_queues_create(dev); rc != 0) return start_overtaken_by_removal(dev, rc);
   static_cast<ProcessPrivate*>(dev->process_private)->db_page = priv->db_page;
   set_start_queue_states(dev);
   open_port_gates(dev);
@@ -254,8 +248,7 @@ int stop_locked(rte_eth_dev* dev) {
   dev->rx_pkt_burst = rx_burst_stopped;
   dev->tx_pkt_burst = tx_burst_stopped;
   mp_notify_secondaries_stop(dev);
-  tx_queues_stop(dev);
-  rx_queues_stop(dev);
+  port_queues_destroy(dev);
   for (uint16_t i = 0; i < dev->data->nb_rx_queues; i++)
     dev->data->rx_queue_state[i] = RTE_ETH_QUEUE_STATE_STOPPED;
   for (uint16_t i = 0; i < dev->data->nb_tx_queues; i++)
@@ -285,7 +278,9 @@ int dev_close(rte_eth_dev* dev) {
   for (uint16_t i = 0; i < dev->data->nb_tx_queues; i++) tx_queue_release(dev, i);
   mr_events_unsubscribe(&static_cast<ProcessPrivate*>(dev->process_private)->mr_events);
   free_kept_queues(*priv);
-  close_port_resources(*priv);
+  mr_port_cache_release(priv->mr, verbs_registrar(priv->pd));
+  intr_uninstall(*priv);  // before the context it watches closes
+  close_port_verbs(*priv);
   recovery_cancel(dev);  // a fatal event may have armed it until the handler went
   rte_free(dev->process_private);
   dev->process_private = nullptr;
@@ -361,46 +356,6 @@ const eth_dev_ops kSecondaryOps = [] {
 }();
 
 }  // namespace
-
-// The vPort is up as long as the VF exists; the NIC reports no speed changes (doc/hardware.md
-// §5.1). While the VF is removed the link is down.
-int link_update(rte_eth_dev* dev, int /*wait_to_complete*/) {
-  rte_eth_link link{};
-  link.link_speed = RTE_ETH_SPEED_NUM_100G;
-  link.link_duplex = RTE_ETH_LINK_FULL_DUPLEX;
-  link.link_autoneg = RTE_ETH_LINK_FIXED;
-  link.link_status =
-      recovery_state(*priv_of(dev)) == Recovery::kNone ? RTE_ETH_LINK_UP : RTE_ETH_LINK_DOWN;
-  return rte_eth_linkstatus_set(dev, &link);
-}
-
-namespace {
-// `only_started`: the queues whose state is started (a stopped queue's gate stays closed).
-template <typename F>
-void for_each_gate(rte_eth_dev* dev, F f, bool only_started = false) {
-  const rte_eth_dev_data& d = *dev->data;
-  for (uint16_t i = 0; i < d.nb_rx_queues; i++)
-    if (auto* q = static_cast<RxQueue*>(d.rx_queues[i]);
-        q != nullptr && (!only_started || d.rx_queue_state[i] == RTE_ETH_QUEUE_STATE_STARTED))
-      f(q->gate);
-  for (uint16_t i = 0; i < d.nb_tx_queues; i++)
-    if (auto* q = static_cast<TxQueue*>(d.tx_queues[i]);
-        q != nullptr && (!only_started || d.tx_queue_state[i] == RTE_ETH_QUEUE_STATE_STARTED))
-      f(q->gate);
-}
-}  // namespace
-
-void close_port_gates(rte_eth_dev* dev) {
-  for_each_gate(dev, [dev](QueueGate& g) {
-    if (!gate_close(g, kGateTimeoutMs))
-      MANA_DRV_LOG(ERR,
-                   "port %u: a burst stayed inside a queue for %u ms (a process that died in "
-                   "rx/tx_burst?): going on anyway",
-                   dev->data->port_id, kGateTimeoutMs);
-  });
-}
-
-void open_port_gates(rte_eth_dev* dev) { for_each_gate(dev, gate_open, true); }
 
 const eth_dev_ops* primary_dev_ops() { return &kPrimaryOps; }
 const eth_dev_ops* secondary_dev_ops() { return &kSecondaryOps; }

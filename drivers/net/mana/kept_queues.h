@@ -33,6 +33,15 @@ Q* kept_queue_struct(Q*& slot, const char* name, int socket) {
 
 // At dev_close, after every queue was released: no burst may run any more (secondaries detach
 // before the primary closes).
-void free_kept_queues(PortPriv& priv);
+inline void free_kept_queues(PortPriv& priv) {
+  for (RxQueue*& q : priv.kept_rxq) {
+    rte_free(q);
+    q = nullptr;
+  }
+  for (TxQueue*& q : priv.kept_txq) {
+    rte_free(q);
+    q = nullptr;
+  }
+}
 
 }  // namespace mana

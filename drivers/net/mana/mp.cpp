@@ -17,7 +17,6 @@
 #include "burst.h"
 #include "descriptor_status.h"
 #include "dpdk_compat.h"
-#include "ethdev_ops.h"
 #include "mana_log.h"
 #include "priv.h"
 
@@ -261,7 +260,7 @@ void mp_notify_secondaries_remap(rte_eth_dev* dev) {
   notify(dev, kRemap, priv_of(dev)->ctx->cmd_fd);
 }
 
-int mp_attach_secondary(rte_pci_device* pci, const char* name) {
+int mp_attach_secondary(rte_pci_device* pci, const char* name, const eth_dev_ops* ops) {
   if (int rc = action_ref(); rc != 0) return rc;
   rte_eth_dev* dev = rte_eth_dev_attach_secondary(name);
   if (dev == nullptr) {
@@ -300,7 +299,7 @@ int mp_attach_secondary(rte_pci_device* pci, const char* name) {
       mr_register_all_mempools(priv_of(dev)->mr, pp->registrar) != 0)
     MANA_INIT_LOG(WARNING, "%s: mempools are registered on first use by this process", name);
   dev->device = &pci->device;
-  dev->dev_ops = secondary_dev_ops();
+  dev->dev_ops = ops;
   const bool started = priv_of(dev)->started;
   dev->rx_pkt_burst =
       started ? select_rx_burst(dev->data->dev_conf.rxmode.offloads) : rx_burst_stopped;

@@ -4,6 +4,7 @@
 // primary to register memory, and follows the primary's start/stop of the data path.
 #pragma once
 
+struct eth_dev_ops;
 struct rte_eth_dev;
 struct rte_pci_device;
 
@@ -13,8 +14,9 @@ namespace mana {
 int mp_init_primary();
 void mp_uninit_primary();
 
-// In a secondary: attaches the ethdev `name` created by the primary. 0 or negative errno.
-int mp_attach_secondary(rte_pci_device* pci, const char* name);
+// In a secondary: attaches the ethdev `name` created by the primary, with the operations `ops`.
+// 0 or negative errno.
+int mp_attach_secondary(rte_pci_device* pci, const char* name, const eth_dev_ops* ops);
 
 // In the primary: tells secondaries to install (or remove) the burst functions of `dev`.
 void mp_notify_secondaries_start(rte_eth_dev* dev);

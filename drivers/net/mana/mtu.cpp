@@ -13,7 +13,7 @@
 #include "netdev_mtu.h"
 #include "port_owner.h"
 #include "priv.h"
-#include "recovery.h"
+#include "recovery_state.h"
 
 namespace mana {
 namespace {

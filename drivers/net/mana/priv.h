@@ -18,7 +18,6 @@
 #include "mr_cache.h"
 #include "queue_gate.h"
 #include "tx_oob.h"
-#include "tx_watchdog.h"
 
 struct ibv_context;
 struct ibv_pd;
@@ -55,7 +54,7 @@ struct DeviceCaps {
   uint32_t max_sge = 0;
   uint32_t max_mr = 0;
   uint64_t max_mr_size = 0;
-  uint32_t provider_max_wr = 0;  // libmana's own WR/CQE limit (provider_limits.h), 0: none
+  uint32_t provider_max_wr = 0;  // libmana's own WR/CQE limit (queue_create.h), 0: none
 };
 
 // Error completions counted per type (xstats); the last slot takes types we do not know.
@@ -71,6 +70,14 @@ enum TxPrepareRefusal : uint8_t {
   kPrepareTsoAboveMtu,    // EINVAL: a TSO frame (headers + MSS) above the MTU
   kPrepareFrameAboveMtu,  // EINVAL: a frame above MTU + 14 (+ 4 with a VLAN tag)
   kTxPrepareRefusalKinds,
+};
+
+// What the TX stall watchdog (tx_watchdog.h) saw of one queue at its last look (control path
+// only).
+struct TxStallWatch {
+  uint32_t tail;        // desc_tail
+  uint64_t ring_full;   // stats.ring_full
+  uint64_t tail_since;  // rte_get_timer_cycles() when the tail last moved (or the queue went idle)
 };
 
 struct RxQueueStats {

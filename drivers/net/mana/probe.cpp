@@ -25,21 +25,18 @@
 #include "devargs.h"
 #include "ethdev_ops.h"
 #include "ib_sysfs.h"
-#include "intr.h"
 #include "mana/toeplitz.h"
-#include "hw_counters.h"
 #include "mana_log.h"
-#include "netdev_mtu.h"
 #include "rx_mode.h"
 #include "mp.h"
 #include "priv.h"
-#include "provider_limits.h"
+#include "port_lifecycle.h"
+#include "queue_create.h"
+#include "recovery.h"
 
 namespace mana {
 namespace {
 
-// vendor_part_id of the Ethernet (RAW QP) device since the 2025 device split; 0 before it.
-constexpr uint32_t kVendorPartEthernet = 2;
 constexpr unsigned kMaxPortsPerFunction = 16;
 // How long a probe waits for mana_ib to register the RDMA device of a function whose netdev is
 // there already, and how often it looks.
@@ -52,53 +49,6 @@ struct Candidate {
   PortNetdev netdev;
   DeviceCaps caps;
 };
-
-DeviceCaps caps_of(const ibv_device_attr_ex& attr) {
-  DeviceCaps c;
-  c.max_qp = static_cast<uint32_t>(attr.orig_attr.max_qp);
-  c.max_qp_wr = static_cast<uint32_t>(attr.orig_attr.max_qp_wr);
-  c.max_cqe = static_cast<uint32_t>(attr.orig_attr.max_cqe);
-  c.max_sge = static_cast<uint32_t>(attr.orig_attr.max_sge);
-  c.max_mr = static_cast<uint32_t>(attr.orig_attr.max_mr);
-  c.max_mr_size = attr.orig_attr.max_mr_size;
-  return c;
-}
-
-}  // namespace
-
-// Queries the device; false (logged) when it is not a usable Ethernet device.
-bool query_ethernet_device(ibv_device* ibdev, const char* pci_name, ibv_device_attr_ex* attr) {
-  ibv_context* ctx = ibv_open_device(ibdev);
-  if (ctx == nullptr) {
-    MANA_INIT_LOG(ERR, "%s: cannot open RDMA device %s: %s: check permissions of /dev/infiniband",
-                  pci_name, ibdev->name, strerror(errno));
-    return false;
-  }
-  *attr = ibv_device_attr_ex{};
-  const int rc = ibv_query_device_ex(ctx, nullptr, attr);
-  ibv_close_device(ctx);
-  if (rc != 0) {
-    MANA_INIT_LOG(ERR, "%s: cannot query RDMA device %s: %s", pci_name, ibdev->name, strerror(rc));
-    return false;
-  }
-  if (attr->orig_attr.vendor_part_id != 0 &&
-      (attr->orig_attr.vendor_part_id != kVendorPartEthernet || attr->raw_packet_caps == 0)) {
-    MANA_INIT_LOG(INFO, "%s: skipping RDMA device %s (vendor part %u): not the Ethernet device",
-                  pci_name, ibdev->name, attr->orig_attr.vendor_part_id);
-    return false;
-  }
-  const DeviceCaps caps = caps_of(*attr);
-  if (max_desc_of(caps) < kMinDesc || caps.max_sge == 0 || caps.max_qp == 0) {
-    MANA_INIT_LOG(ERR,
-                  "%s: RDMA device %s reports unusable limits (max_qp %u, max_qp_wr %u, max_cqe "
-                  "%u, max_sge %u)",
-                  pci_name, ibdev->name, caps.max_qp, caps.max_qp_wr, caps.max_cqe, caps.max_sge);
-    return false;
-  }
-  return true;
-}
-
-namespace {
 
 bool has_port(const Candidate* c, unsigned count, unsigned ib_port) {
   for (unsigned i = 0; i < count; i++)
@@ -167,36 +117,6 @@ int find_ports(rte_pci_device* pci, const Devargs& devargs, ibv_device** list, i
   return static_cast<int>(count);
 }
 
-}  // namespace
-
-int open_port_verbs(PortPriv& priv, ibv_device* ibdev) {
-  priv.ctx = ibv_open_device(ibdev);
-  if (priv.ctx == nullptr) {
-    MANA_INIT_LOG(ERR, "%s: cannot open RDMA device %s: %s", priv.name, ibdev->name,
-                  strerror(errno));
-    return -ENODEV;
-  }
-  priv.pd = ibv_alloc_pd(priv.ctx);
-  if (priv.pd == nullptr) {
-    MANA_INIT_LOG(ERR, "%s: cannot allocate a protection domain: %s", priv.name, strerror(errno));
-    return -ENOMEM;
-  }
-  ibv_parent_domain_init_attr pattr{};
-  pattr.pd = priv.pd;
-  pattr.comp_mask = IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT;
-  pattr.pd_context = reinterpret_cast<void*>(static_cast<uintptr_t>(priv.ib_port));
-  priv.parent_pd = ibv_alloc_parent_domain(priv.ctx, &pattr);
-  if (priv.parent_pd == nullptr) {
-    MANA_INIT_LOG(ERR, "%s: cannot allocate a parent domain: %s", priv.name, strerror(errno));
-    return -ENOMEM;
-  }
-  hw_counters_attach(priv, ibdev->ibdev_path);
-  netdev_mtu_attach(priv, ibdev->ibdev_path);
-  return 0;
-}
-
-namespace {
-
 int create_port(rte_pci_device* pci, const Candidate& c, const Devargs& devargs) {
   char name[RTE_ETH_NAME_MAX_LEN];
   snprintf(name, sizeof(name), "%s_port%u", pci->name, c.ib_port);
@@ -247,7 +167,10 @@ int create_port(rte_pci_device* pci, const Candidate& c, const Devargs& devargs)
   if (rc == 0) rc = intr_install(dev);
   if (rc != 0) {
     if (pp != nullptr) mr_events_unsubscribe(&pp->mr_events);
-    if (priv != nullptr) close_port_resources(*priv);
+    if (priv != nullptr) {  // the device events are not watched yet: intr_install is last
+      mr_port_cache_release(priv->mr, verbs_registrar(priv->pd));  // no-op if never initialised
+      close_port_verbs(*priv);
+    }
     rte_free(pp);
     dev->process_private = nullptr;
     rte_eth_dev_release_port(dev);
@@ -351,7 +274,7 @@ int probe_function(rte_pci_device* pci, const Devargs& devargs, bool primary) {
     } else {
       char name[RTE_ETH_NAME_MAX_LEN];
       snprintf(name, sizeof(name), "%s_port%u", pci->name, cands[i].ib_port);
-      rc = mp_attach_secondary(pci, name);
+      rc = mp_attach_secondary(pci, name, secondary_dev_ops());
     }
     if (rc != 0) {
       close_all_ports(pci);
@@ -363,21 +286,6 @@ int probe_function(rte_pci_device* pci, const Devargs& devargs, bool primary) {
 }
 
 }  // namespace
-
-void close_port_resources(PortPriv& priv) {
-  mr_port_cache_release(priv.mr, verbs_registrar(priv.pd));  // no-op if never initialised
-  close_port_verbs(priv);
-}
-
-void close_port_verbs(PortPriv& priv) {
-  intr_uninstall(priv);
-  if (priv.parent_pd != nullptr) ibv_dealloc_pd(priv.parent_pd);
-  if (priv.pd != nullptr) ibv_dealloc_pd(priv.pd);
-  if (priv.ctx != nullptr) ibv_close_device(priv.ctx);
-  priv.parent_pd = nullptr;
-  priv.pd = nullptr;
-  priv.ctx = nullptr;
-}
 
 int probe_pci_device(rte_pci_device* pci) {
   const char* args = pci->device.devargs ? pci->device.devargs->args : nullptr;

@@ -4,7 +4,6 @@
 #include <cerrno>
 
 #include "burst.h"
-#include "ethdev_ops.h"
 #include "mana_log.h"
 #include "priv.h"
 #include "recovery.h"

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "recovery.h"
 
+#include <fcntl.h>
+
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -9,17 +11,15 @@
 #include <infiniband/verbs.h>
 #include <rte_alarm.h>
 #include <rte_cycles.h>
+#include <rte_interrupts.h>
 
-#include "ethdev_ops.h"
 #include "ib_sysfs.h"
-#include "intr.h"
 #include "mana_log.h"
-#include "port_owner.h"
 #include "mp.h"
 #include "mtu.h"
+#include "port_lifecycle.h"
+#include "port_owner.h"
 #include "priv.h"
-#include "rx_queue.h"
-#include "tx_queue.h"
 
 namespace mana {
 namespace {
@@ -68,17 +68,21 @@ const char* mac_text(const PortPriv& priv, char (&buf)[RTE_ETHER_ADDR_FMT_SIZE])
   return buf;
 }
 
+// Everything of the port's verbs context but the queues: MRs, the watch of its device events,
+// PDs, the context itself.
+void drop_verbs(PortPriv& priv) {
+  mr_port_cache_drop_all(priv.mr, verbs_registrar(priv.pd));
+  intr_uninstall(priv);
+  close_port_verbs(priv);
+  priv.db_page = nullptr;
+}
+
 // The old objects: queues (and their mbufs), MRs, PDs, context. uverbs freed them with the
 // device; the destroy calls free what libibverbs and libmana hold.
 void tear_down(rte_eth_dev* dev) {
   PortPriv& priv = *priv_of(dev);
-  if (priv.started) {
-    tx_queues_stop(dev);
-    rx_queues_stop(dev);
-  }
-  mr_port_cache_drop_all(priv.mr, verbs_registrar(priv.pd));
-  close_port_verbs(priv);
-  priv.db_page = nullptr;
+  if (priv.started) port_queues_destroy(dev);
+  drop_verbs(priv);
 }
 
 // The RDMA device (any PCI address) whose port netdev has the port's MAC, opened. 1 when it is
@@ -111,19 +115,8 @@ int reopen(rte_eth_dev* dev) {
     // The function's new netdev takes the port's MTU before the vPort is configured again (a
     // failure is logged; the port still comes back).
     if (rc == 0) mtu_apply(dev);
-    if (rc == 0 && priv.started) {
-      // TX first: the raw QPs configure the vPort that the RSS QP needs (as dev_start).
-      rc = tx_queues_start(dev);
-      if (rc == 0 && dev->data->nb_rx_queues != 0) {
-        rc = rx_queues_start(dev);
-        if (rc != 0) tx_queues_stop(dev);
-      }
-    }
-    if (rc != 0) {
-      mr_port_cache_drop_all(priv.mr, verbs_registrar(priv.pd));
-      close_port_verbs(priv);
-      priv.db_page = nullptr;
-    }
+    if (rc == 0 && priv.started) rc = port_queues_create(dev);
+    if (rc != 0) drop_verbs(priv);
   }
   if (rc == 0 && found != nullptr) {
     rte_pci_addr pci{};
@@ -163,6 +156,24 @@ void fail(rte_eth_dev* dev) {
   // Now the device is gone for good (an owner was told at the removal already). Last: the
   // application's callback may close the port.
   if (!owned_by_another_driver(priv.port_id)) raise_removal(dev);
+}
+
+// The EAL interrupt thread reads the verbs async fd; a fatal event (the VF is gone) starts the
+// recovery.
+void on_async_event(void* arg) {
+  const uint16_t port_id = static_cast<uint16_t>(reinterpret_cast<uintptr_t>(arg));
+  rte_eth_dev* dev = &rte_eth_devices[port_id];
+  PortPriv* priv = priv_of(dev);
+  ibv_async_event event;
+  while (ibv_get_async_event(priv->ctx, &event) == 0) {
+    const ibv_event_type type = event.event_type;
+    ibv_ack_async_event(&event);
+    if (type == IBV_EVENT_DEVICE_FATAL) {
+      recovery_begin(dev);  // raises the events; the application may close the port in them
+      return;
+    }
+    MANA_DRV_LOG(DEBUG, "port %u: async event %s", port_id, ibv_event_type_str(type));
+  }
 }
 
 // One recovery step, on the EAL interrupt thread; an alarm, so the async-event handler of the old
@@ -231,8 +242,6 @@ int dev_reset(rte_eth_dev* dev) {
   return rc;
 }
 
-Recovery recovery_state(const PortPriv& priv) { return static_cast<Recovery>(load(priv.recovery)); }
-
 void recovery_begin(rte_eth_dev* dev) {
   PortPriv& priv = *priv_of(dev);
   if (recovery_state(priv) != Recovery::kNone) return;
@@ -274,15 +283,8 @@ int recovery_reset_queues(rte_eth_dev* dev) {
   if (load(priv.in_control) != 0 || recovery_state(priv) != Recovery::kNone || !priv.started)
     return -EBUSY;
   close_port_gates(dev);
-  tx_queues_stop(dev);
-  rx_queues_stop(dev);
-  // TX first, as dev_start: the raw QPs configure the vPort that the RSS QP needs.
-  int rc = tx_queues_start(dev);
-  if (rc == 0 && dev->data->nb_rx_queues != 0) {
-    rc = rx_queues_start(dev);
-    if (rc != 0) tx_queues_stop(dev);
-  }
-  if (rc != 0) {
+  port_queues_destroy(dev);
+  if (const int rc = port_queues_create(dev); rc != 0) {
     MANA_DRV_LOG(ERR,
                  "port %u (%s): creating the queues again failed (%s): bursts return 0; stop "
                  "and start the port, or reset it (rte_eth_dev_reset)",
@@ -311,6 +313,42 @@ void recovery_cancel(rte_eth_dev* dev) {
   PortPriv& priv = *priv_of(dev);
   rte_eal_alarm_cancel(step, arg_of(priv.port_id));
   set_state(priv, Recovery::kNone);
+}
+
+// ---- the device events that start it ----
+int intr_install(rte_eth_dev* dev) {
+  PortPriv* priv = priv_of(dev);
+  const int fd = priv->ctx->async_fd;
+  const int flags = fcntl(fd, F_GETFL);
+  if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0) {
+    MANA_INIT_LOG(ERR, "%s: cannot make the verbs async fd non-blocking: %s", priv->name,
+                  strerror(errno));
+    return -errno;
+  }
+  priv->intr = rte_intr_instance_alloc(RTE_INTR_INSTANCE_F_SHARED);
+  if (priv->intr == nullptr) {
+    MANA_INIT_LOG(ERR, "%s: out of memory for the interrupt handle", priv->name);
+    return -ENOMEM;
+  }
+  rte_intr_fd_set(priv->intr, fd);
+  rte_intr_type_set(priv->intr, RTE_INTR_HANDLE_EXT);
+  void* arg = reinterpret_cast<void*>(static_cast<uintptr_t>(dev->data->port_id));
+  if (int rc = rte_intr_callback_register(priv->intr, on_async_event, arg); rc != 0) {
+    MANA_INIT_LOG(ERR, "%s: cannot watch device events: %s", priv->name, strerror(-rc));
+    rte_intr_instance_free(priv->intr);
+    priv->intr = nullptr;
+    return rc;
+  }
+  return 0;
+}
+
+void intr_uninstall(PortPriv& priv) {
+  if (priv.intr == nullptr) return;
+  void* arg = reinterpret_cast<void*>(static_cast<uintptr_t>(priv.port_id));
+  // Waits for a callback running on the interrupt thread to return.
+  rte_intr_callback_unregister_sync(priv.intr, on_async_event, arg);
+  rte_intr_instance_free(priv.intr);
+  priv.intr = nullptr;
 }
 
 }  // namespace mana

@@ -11,20 +11,17 @@
 // and dev_close hold recovery off while they run (recovery_control_begin/end).
 #pragma once
 
-#include <cstdint>
+#include "recovery_state.h"
 
 struct rte_eth_dev;
 
 namespace mana {
 
-struct PortPriv;
-
-enum class Recovery : uint32_t {
-  kNone = 0,     // the VF is there
-  kTearingDown,  // fatal event seen: the old objects are still to be destroyed
-  kWaiting,      // old objects gone: waiting for the VF to come back
-  kFailed,       // it did not come back in time (or recovery_timeout=0): the port stays stopped
-};
+// Device events (doc/hardware.md §2.7): the EAL interrupt thread watches the verbs async fd of
+// the port's context; a fatal event (the VF is hot-removed) starts the recovery. Install once the
+// context is open; uninstall before it closes (port_lifecycle.h).
+int intr_install(rte_eth_dev* dev);
+void intr_uninstall(PortPriv& priv);
 
 // Interrupt thread, on IBV_EVENT_DEVICE_FATAL of the port's context.
 void recovery_begin(rte_eth_dev* dev);
@@ -35,8 +32,6 @@ void recovery_control_begin(rte_eth_dev* dev);
 void recovery_control_end(rte_eth_dev* dev);
 // dev_close: no recovery step runs for the port again.
 void recovery_cancel(rte_eth_dev* dev);
-
-Recovery recovery_state(const PortPriv& priv);
 
 // The TX stall watchdog's reset (tx_watchdog.h), on the interrupt thread: every queue of a started
 // port is destroyed and created again from its configuration, as the kernel's queue reset does;

@@ -4,27 +4,12 @@
 #include <cerrno>
 #include <cstring>
 
-#include <infiniband/verbs.h>
-
 #include "mana_log.h"
 #include "priv.h"
 #include "queue_control.h"
+#include "rx_queue.h"
 
 namespace mana {
-
-uint64_t rss_fields_mask(uint64_t rss_hf) {
-  if (rss_hf == 0) return IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4;
-  uint64_t m = 0;
-  if (rss_hf & (RTE_ETH_RSS_IPV4 | RTE_ETH_RSS_NONFRAG_IPV4_TCP | RTE_ETH_RSS_NONFRAG_IPV4_UDP))
-    m |= IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4;
-  if (rss_hf & (RTE_ETH_RSS_IPV6 | RTE_ETH_RSS_NONFRAG_IPV6_TCP | RTE_ETH_RSS_NONFRAG_IPV6_UDP))
-    m |= IBV_RX_HASH_SRC_IPV6 | IBV_RX_HASH_DST_IPV6;
-  if (rss_hf & (RTE_ETH_RSS_NONFRAG_IPV4_TCP | RTE_ETH_RSS_NONFRAG_IPV6_TCP))
-    m |= IBV_RX_HASH_SRC_PORT_TCP | IBV_RX_HASH_DST_PORT_TCP;
-  if (rss_hf & (RTE_ETH_RSS_NONFRAG_IPV4_UDP | RTE_ETH_RSS_NONFRAG_IPV6_UDP))
-    m |= IBV_RX_HASH_SRC_PORT_UDP | IBV_RX_HASH_DST_PORT_UDP;
-  return m;
-}
 
 int rss_hash_update(rte_eth_dev* dev, rte_eth_rss_conf* conf) {
   PortPriv* priv = priv_of(dev);
@@ -66,10 +51,6 @@ int rss_hash_conf_get(rte_eth_dev* dev, rte_eth_rss_conf* conf) {
   conf->rss_key_len = hw::kRssKeySize;
   conf->rss_hf = priv->rss_hf;
   return 0;
-}
-
-uint16_t rss_table_queue(const PortPriv& priv, uint16_t nb_rxq, uint16_t pos) {
-  return priv.reta_queues == nb_rxq ? priv.reta[pos] : pos;
 }
 
 namespace {

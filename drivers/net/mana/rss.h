@@ -9,17 +9,9 @@
 
 namespace mana {
 
-struct PortPriv;
-
 inline constexpr uint64_t kSupportedRssHf =
     RTE_ETH_RSS_IPV4 | RTE_ETH_RSS_NONFRAG_IPV4_TCP | RTE_ETH_RSS_NONFRAG_IPV4_UDP |
     RTE_ETH_RSS_IPV6 | RTE_ETH_RSS_NONFRAG_IPV6_TCP | RTE_ETH_RSS_NONFRAG_IPV6_UDP;
-
-// The verbs rx_hash_fields_mask for `rss_hf` (0: IPv4 2-tuple, as upstream), both directions.
-uint64_t rss_fields_mask(uint64_t rss_hf);
-
-// The RX queue whose WQ is at position `pos` of the indirection table of `nb_rxq` queues.
-uint16_t rss_table_queue(const PortPriv& priv, uint16_t nb_rxq, uint16_t pos);
 
 // A new table, key or hash types while the port is started re-create the RSS QP (queue_control.h).
 int rss_hash_update(rte_eth_dev* dev, rte_eth_rss_conf* conf);

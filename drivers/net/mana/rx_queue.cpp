@@ -12,13 +12,29 @@
 #include "kept_queues.h"
 #include "mana_log.h"
 #include "port_owner.h"
-#include "provider_limits.h"
-#include "queue_memory.h"
-#include "rss.h"
+#include "queue_create.h"
 #include "rx_intr.h"
-#include "verbs_errors.h"
 
 namespace mana {
+
+uint64_t rss_fields_mask(uint64_t rss_hf) {
+  if (rss_hf == 0) return IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4;
+  uint64_t m = 0;
+  if (rss_hf & (RTE_ETH_RSS_IPV4 | RTE_ETH_RSS_NONFRAG_IPV4_TCP | RTE_ETH_RSS_NONFRAG_IPV4_UDP))
+    m |= IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4;
+  if (rss_hf & (RTE_ETH_RSS_IPV6 | RTE_ETH_RSS_NONFRAG_IPV6_TCP | RTE_ETH_RSS_NONFRAG_IPV6_UDP))
+    m |= IBV_RX_HASH_SRC_IPV6 | IBV_RX_HASH_DST_IPV6;
+  if (rss_hf & (RTE_ETH_RSS_NONFRAG_IPV4_TCP | RTE_ETH_RSS_NONFRAG_IPV6_TCP))
+    m |= IBV_RX_HASH_SRC_PORT_TCP | IBV_RX_HASH_DST_PORT_TCP;
+  if (rss_hf & (RTE_ETH_RSS_NONFRAG_IPV4_UDP | RTE_ETH_RSS_NONFRAG_IPV6_UDP))
+    m |= IBV_RX_HASH_SRC_PORT_UDP | IBV_RX_HASH_DST_PORT_UDP;
+  return m;
+}
+
+uint16_t rss_table_queue(const PortPriv& priv, uint16_t nb_rxq, uint16_t pos) {
+  return priv.reta_queues == nb_rxq ? priv.reta[pos] : pos;
+}
+
 namespace {
 
 RxQueue* rxq_of(rte_eth_dev* dev, uint16_t i) {

@@ -29,6 +29,12 @@ int rx_queues_start(rte_eth_dev* dev);
 // Destroys the RSS QP, table, WQs and CQs and frees every posted mbuf.
 void rx_queues_stop(rte_eth_dev* dev);
 
+// The RSS QP's configuration (doc/hardware.md §2.5): the verbs rx_hash_fields_mask for `rss_hf`
+// (0: IPv4 2-tuple, as upstream), both directions; the RX queue whose WQ is at position `pos` of
+// the indirection table of `nb_rxq` queues (rss.h sets the table).
+uint64_t rss_fields_mask(uint64_t rss_hf);
+uint16_t rss_table_queue(const PortPriv& priv, uint16_t nb_rxq, uint16_t pos);
+
 // The most WQEs one burst consumes or reposts.
 inline constexpr uint32_t kMaxRxRefill = 64;
 

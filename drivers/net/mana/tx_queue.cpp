@@ -13,9 +13,7 @@
 #include "kept_queues.h"
 #include "mana_log.h"
 #include "priv.h"
-#include "provider_limits.h"
-#include "queue_memory.h"
-#include "verbs_errors.h"
+#include "queue_create.h"
 
 namespace mana {
 namespace {

@@ -11,16 +11,11 @@
 
 #include <cstdint>
 
+#include "priv.h"
+
 struct rte_eth_dev;
 
 namespace mana {
-
-// What the watchdog saw of one queue at its last look (control path only).
-struct TxStallWatch {
-  uint32_t tail;        // desc_tail
-  uint64_t ring_full;   // stats.ring_full
-  uint64_t tail_since;  // rte_get_timer_cycles() when the tail last moved (or the queue went idle)
-};
 
 // dev_start (end) and dev_stop (start): arms / cancels the port's alarm. Stop waits for a check
 // (and a reset) that is running. No-op with tx_stall_timeout=0 and in secondaries.

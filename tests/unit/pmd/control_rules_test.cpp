@@ -16,9 +16,9 @@
 
 #include "ethdev_ops.h"
 #include "priv.h"
-#include "provider_limits.h"
+#include "queue_create.h"
 #include "rss.h"
-#include "verbs_errors.h"
+#include "rx_queue.h"
 
 namespace {
 

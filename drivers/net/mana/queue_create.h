@@ -1,14 +1,26 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The user-space provider's own queue-size limit (doc/hardware.md §3.2, §6.1): rdma-core 44..48's
-// libmana refuses CQs, WQs and raw QPs of more than 256 entries whatever the kernel reports; v49
-// dropped that check.
+// What creating the hardware queues of rx_queue.h and tx_queue.h takes besides the verbs calls:
+// libmana's rings in DPDK memory (doc/hardware.md §3.1), the user-space provider's own queue-size
+// limit (§3.2, §6.1: rdma-core 44..48's libmana refuses CQs, WQs and raw QPs of more than 256
+// entries whatever the kernel reports; v49 dropped that check), and the messages of failures that
+// users can fix.
 #pragma once
 
 #include <cstdint>
 
 #include "priv.h"
 
+struct ibv_context;
+
 namespace mana {
+
+// ---- ring memory ----
+
+// Makes the next CQ/QP/WQ created on `ctx` take its rings from DPDK memory on `socket`.
+// Returns 0 or a negative errno (logged).
+int use_dpdk_memory_for_queues(ibv_context* ctx, int socket);
+
+// ---- the provider's queue-size limit ----
 
 inline constexpr uint32_t kLegacyLibmanaMaxWr = 256;
 
@@ -25,5 +37,10 @@ const char* desc_limit_source(const DeviceCaps& caps);
 // two.
 void log_ring_size(const PortPriv& priv, const char* kind, uint16_t idx, uint32_t n,
                    uint32_t nb_desc);
+
+// ---- failures ----
+
+// Logs why creating `what` (e.g. "TX queue 0 QP") failed with errno `err` and returns -err.
+int log_queue_create_error(const PortPriv& priv, const char* what, int err);
 
 }  // namespace mana

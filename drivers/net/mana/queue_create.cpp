@@ -1,15 +1,51 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "provider_limits.h"
+#include "queue_create.h"
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
+#include <infiniband/manadv.h>
 #include <infiniband/verbs.h>
+#include <rte_malloc.h>
 
+#include "dpdk_compat.h"
 #include "mana_log.h"
-#include "queue_memory.h"
+#include "recovery_state.h"
 
 namespace mana {
+
+namespace {
+
+void* alloc_queue_memory(size_t size, void* data) {
+  const int socket = static_cast<int>(reinterpret_cast<intptr_t>(data));
+  void* p = rte_zmalloc_socket("mana_queue", size, compat::page_size(), socket);
+  if (p == nullptr)
+    MANA_DRV_LOG(ERR,
+                 "no DPDK memory for a %zu-byte queue ring on socket %d: reserve more hugepages",
+                 size, socket);
+  return p;
+}
+
+void free_queue_memory(void* ptr, void* /*data*/) { rte_free(ptr); }
+
+}  // namespace
+
+int use_dpdk_memory_for_queues(ibv_context* ctx, int socket) {
+  manadv_ctx_allocators allocators{};  // libmana copies it
+  allocators.alloc = alloc_queue_memory;
+  allocators.free = free_queue_memory;
+  allocators.data = reinterpret_cast<void*>(static_cast<intptr_t>(socket));
+  const int rc = manadv_set_context_attr(ctx, MANADV_CTX_ATTR_BUF_ALLOCATORS, &allocators);
+  if (rc != 0) {
+    MANA_DRV_LOG(ERR,
+                 "manadv_set_context_attr(BUF_ALLOCATORS) failed: %s: is libmana >= v44 installed?",
+                 strerror(rc));
+    return -rc;
+  }
+  return 0;
+}
+
 namespace {
 
 // 0 when a CQ of `cqe` entries can be created (and is destroyed again), else the errno.
@@ -60,6 +96,28 @@ const char* desc_limit_source(const DeviceCaps& caps) {
   if (caps.provider_max_wr != 0 && caps.provider_max_wr < RTE_MIN(caps.max_qp_wr, caps.max_cqe))
     return "rdma-core's libmana (< v49) limit";
   return "the kernel's max_qp_wr/max_cqe";
+}
+
+int log_queue_create_error(const PortPriv& priv, const char* what, int err) {
+  if (err == 0) err = EIO;
+  if (recovery_state(priv) != Recovery::kNone) {
+    MANA_DRV_LOG(ERR, "port %u (%s): cannot create %s: the VF is removed (%s)", priv.port_id,
+                 priv.ifname, what, strerror(err));
+    return -err;
+  }
+  // The vPort is taken: ENODEV from 6.x kernels, EBUSY from newer ones (doc/hardware.md §5.3).
+  if (err == ENODEV || err == EBUSY)
+    MANA_DRV_LOG(ERR,
+                 "port %u: the kernel interface %s is up and owns the vPort: run 'ip link set %s "
+                 "down'",
+                 priv.port_id, priv.ifname, priv.ifname);
+  else if (err == ENOMEM)
+    MANA_DRV_LOG(ERR, "port %u (%s): cannot create %s: out of memory: reserve more hugepages",
+                 priv.port_id, priv.ifname, what);
+  else
+    MANA_DRV_LOG(ERR, "port %u (%s): cannot create %s: %s", priv.port_id, priv.ifname, what,
+                 strerror(err));
+  return -err;
 }
 
 }  // namespace mana
