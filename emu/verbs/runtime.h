@@ -12,7 +12,7 @@
 #include "config/config.h"
 #include "control/control_server.h"
 #include "device/device.h"
-#include "verbs/device_thread.h"
+#include "device/device_thread.h"
 #include "verbs/objects.h"
 
 namespace mana::emu::verbs {
