@@ -39,14 +39,14 @@ std::string checked_preload(const std::string& path, std::string* error) {
 std::string find_preload(const std::string& exe_path, const std::string& libdir,
                          std::string* error) {
   const std::vector<std::string> candidates = {
-      dir_of(exe_path) + "/../verbs/" + kLibraryName,
+      dir_of(exe_path) + "/../preload/" + kLibraryName,
       libdir + "/" + kLibraryName,
   };
   for (const std::string& candidate : candidates) {
     if (!real_path(candidate).empty()) return checked_preload(candidate, error);
   }
   *error = std::string("cannot find ") + kLibraryName + " (looked at " + candidates[0] + " and " +
-           candidates[1] + "); build emu/verbs or pass --preload PATH";
+           candidates[1] + "); build emu/preload or pass --preload PATH";
   return "";
 }
 

@@ -6,8 +6,8 @@
 
 namespace mana::emu {
 
-// Candidates in order: <dir of exe>/../verbs/libmana_emu.so (the build tree puts mana-emu in
-// <builddir>/emu/tool and the library in <builddir>/emu/verbs), then <libdir>/libmana_emu.so
+// Candidates in order: <dir of exe>/../preload/libmana_emu.so (the build tree puts mana-emu in
+// <builddir>/emu/tool and the library in <builddir>/emu/preload), then <libdir>/libmana_emu.so
 // (installed). Returns the absolute path of the first that exists, or "" with `error` set.
 std::string find_preload(const std::string& exe_path, const std::string& libdir,
                          std::string* error);

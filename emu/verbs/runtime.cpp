@@ -2,8 +2,6 @@
 #include "verbs/runtime.h"
 
 #include "config/sysfs_tree.h"
-#include "vmbus/uevent_inject.h"
-#include "vmbus/vmbus_runtime.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -43,6 +41,10 @@ EmuDevice* make_device(const EmuConfig& config, const IbDeviceInfo& info, unsign
 
 std::atomic<Runtime*> g_built{nullptr};  // for the exit-time destructor: never builds one
 
+const VfHooks* (*g_vf_hooks)() = nullptr;
+
+const VfHooks* vf_hooks() { return g_vf_hooks != nullptr ? g_vf_hooks() : nullptr; }
+
 }  // namespace
 
 Runtime* Runtime::get() {
@@ -60,6 +62,8 @@ Runtime* Runtime::get() {
   }();
   return runtime;
 }
+
+void Runtime::set_vf_hooks(const VfHooks* (*hooks)()) { g_vf_hooks = hooks; }
 
 bool Runtime::load(const char* path) {
   std::string error;
@@ -116,8 +120,8 @@ int Runtime::acquire_device(VfRuntime& vf, Device** out) {
       return EBUSY;  // the caller opens a query-only context (context.cpp)
     }
     // A VF with synthetic NICs shares its ports' wires with them (emu/vmbus).
-    vmbus::VmbusRuntime* vmbus = vmbus::VmbusRuntime::get();
-    std::unique_ptr<WireSet> shared = vmbus ? vmbus->device_wires(vf.index) : nullptr;
+    const VfHooks* hooks = vf_hooks();
+    std::unique_ptr<WireSet> shared = hooks ? hooks->device_wires(vf.index) : nullptr;
     std::unique_ptr<Device> device =
         shared ? Device::create(vf.config, std::move(shared)) : Device::create(vf.config);
     if (!device) {
@@ -167,20 +171,20 @@ void Runtime::start_control(unsigned vf, Device* device) {
     ControlHooks hooks;
     hooks.presence_changed = [this](uint32_t index, bool present) {
       if (!present) raise_device_fatal(index);
-      if (vmbus::VmbusRuntime* vmbus = vmbus::VmbusRuntime::get()) {
+      if (const VfHooks* shared = vf_hooks()) {
         {
           std::lock_guard<std::mutex> guard(lock_);
-          vmbus->vf_presence_changed(index, present);
+          shared->presence_changed(index, present);
         }
         // The kernel's PCI hot-add event, which net_netvsc waits for (doc/emulator.md "The
         // synthetic NIC").
-        if (present) vmbus::inject_pci_add_uevent(current_pci(index));
+        if (present) shared->pci_added(current_pci(index));
       }
     };
-    if (vmbus::VmbusRuntime* vmbus = vmbus::VmbusRuntime::get()) {
-      hooks.netvsc_counters = [this, vmbus](uint32_t index, uint32_t port) {
+    if (const VfHooks* shared = vf_hooks()) {
+      hooks.netvsc_counters = [this, shared](uint32_t index, uint32_t port) {
         std::lock_guard<std::mutex> guard(lock_);
-        return vmbus->counters(index, port);
+        return shared->netvsc_counters(index, port);
       };
     }
     hooks.sq_ids = [this](uint32_t index) { return queue_ids(index, &VfRuntime::sq_ids); };

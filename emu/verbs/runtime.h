@@ -4,6 +4,7 @@
 // hold `lock()`; the data path never takes it.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -12,7 +13,7 @@
 #include "config/config.h"
 #include "control/control_server.h"
 #include "device/device.h"
-#include "verbs/device_thread.h"
+#include "device/device_thread.h"
 #include "verbs/objects.h"
 
 namespace mana::emu::verbs {
@@ -32,10 +33,27 @@ struct VfRuntime {
 void track_id(std::vector<uint32_t>& ids, uint32_t id);
 void untrack_id(std::vector<uint32_t>& ids, uint32_t id);
 
+// What another part of the process adds to the VFs: emu/preload joins in the synthetic NICs of
+// emu/vmbus (a VF shares its ports' wires with them; its removal and return reach them too).
+// Runtime calls these under lock() unless said otherwise.
+struct VfHooks {
+  // The wires the VF's device model uses; null when the device builds its own.
+  std::function<std::unique_ptr<WireSet>(unsigned vf)> device_wires;
+  // The control channel removed / added back the VF.
+  std::function<void(unsigned vf, bool present)> presence_changed;
+  // Without the lock, after presence_changed(vf, true): the VF is back at PCI address `pci`.
+  std::function<void(const std::string& pci)> pci_added;
+  // `netvsc-counters <vf> <port>`: the reply line.
+  std::function<std::string(unsigned vf, unsigned port)> netvsc_counters;
+};
+
 class Runtime {
  public:
   // nullptr when MANA_EMU_CONFIG is unset or unreadable: the library is passive then.
   static Runtime* get();
+  // Once, when the library loads (emu/preload): `hooks` answers this process's VfHooks, or null
+  // when nothing else shares the VFs. Asked at each use, as the answer may be built late.
+  static void set_vf_hooks(const VfHooks* (*hooks)());
 
   std::mutex& lock() { return lock_; }
   const EmuConfig& config() const { return config_; }

@@ -16,14 +16,14 @@
 
 #include "config/vmbus_tree.h"
 #include "netvsc/netvsp_host.h"
-#include "verbs/device_thread.h"
+#include "device/device_thread.h"
 #include "vmbus/guest_memory.h"
 #include "vmbus/shared_port_wire.h"
 #include "vmbus/vmbus_channel.h"
 
 namespace mana::emu::vmbus {
 
-class SyntheticNicHost final : public verbs::Poller, public netvsc::NetvspHooks {
+class SyntheticNicHost final : public Poller, public netvsc::NetvspHooks {
  public:
   static constexpr unsigned kMaxChannels = 1 + kVmbusMaxSubchannels;
 

@@ -10,8 +10,6 @@
 #include <cerrno>
 #include <cstdio>
 
-#include "verbs/runtime.h"
-
 namespace mana::emu::vmbus {
 
 namespace {
@@ -46,28 +44,20 @@ void apply_hw(const HwBehaviour& hw, netvsc::NetvspConfig* config) {
 
 }  // namespace
 
-VmbusRuntime* VmbusRuntime::get() {
-  static VmbusRuntime* instance = []() -> VmbusRuntime* {
-    verbs::Runtime* runtime = verbs::Runtime::get();
-    if (runtime == nullptr || synthetic_nics(runtime->config()).empty()) return nullptr;
-    return new VmbusRuntime(runtime);  // lives as long as the process (the device thread uses it)
-  }();
-  return instance;
-}
-
-VmbusRuntime::VmbusRuntime(verbs::Runtime* runtime) : runtime_(runtime) {
-  for (const SyntheticNic& info : synthetic_nics(runtime->config())) {
+VmbusRuntime::VmbusRuntime(const EmuConfig& config, DeviceThread& thread)
+    : config_(config), thread_(thread) {
+  for (const SyntheticNic& info : synthetic_nics(config_)) {
     Nic nic;
     nic.info = info;
     nics_.push_back(std::move(nic));
   }
-  wires_.resize(runtime->config().vfs.size());
+  wires_.resize(config_.vfs.size());
 }
 
 VmbusRuntime::VfWires* VmbusRuntime::wires(unsigned vf) {
   if (vf >= wires_.size()) return nullptr;
   if (!wires_[vf]) {
-    const VfConfig& cfg = runtime_->config().vfs[vf];
+    const VfConfig& cfg = config_.vfs[vf];
     std::vector<WirePort> ports;
     for (const PortConfig& p : cfg.ports) ports.push_back({p.wire, p.mac, p.ipv4});
     std::string error;
@@ -91,7 +81,7 @@ std::unique_ptr<WireSet> VmbusRuntime::device_wires(unsigned vf) {
   VfWires* w = wires(vf);
   if (w == nullptr) return nullptr;
   std::vector<WireEndpoint*> endpoints;
-  for (unsigned p = 0; p < runtime_->config().vfs[vf].ports.size(); ++p)
+  for (unsigned p = 0; p < config_.vfs[vf].ports.size(); ++p)
     endpoints.push_back(w->shared[p] ? w->shared[p]->vf_endpoint() : w->real->endpoint(p));
   return std::make_unique<WireView>(std::move(endpoints));
 }
@@ -102,23 +92,22 @@ void VmbusRuntime::uio_opened(unsigned index) {
   if (!nic.tried_owner) {
     nic.tried_owner = true;
     // One process hosts the NIC: the first to open it (a DPDK secondary only maps it).
-    const std::string lock = uio_stand_in(runtime_->config().root, index) + ".owner";
+    const std::string lock = uio_stand_in(config_.root, index) + ".owner";
     const int fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0) {
       nic.owner_fd = fd;
       VfWires* w = wires(nic.info.vf);
       netvsc::NetvspConfig config;
-      const VfConfig& vf = runtime_->config().vfs[nic.info.vf];
+      const VfConfig& vf = config_.vfs[nic.info.vf];
       config.mac = vf.ports[nic.info.port].mac;
       apply_hw(vf.hw, &config);
-      auto host = w == nullptr
-                      ? nullptr
-                      : std::make_unique<SyntheticNicHost>(runtime_->config().root, nic.info,
-                                                           config, w->shared[nic.info.port].get());
+      auto host = w == nullptr ? nullptr
+                               : std::make_unique<SyntheticNicHost>(config_.root, nic.info, config,
+                                                                    w->shared[nic.info.port].get());
       std::string error;
       if (host && host->map(&error)) {
         nic.host = std::move(host);
-        runtime_->thread().add_poller(nic.host.get());
+        thread_.add_poller(nic.host.get());
       } else if (host) {
         std::fprintf(stderr, "mana-emu: synthetic NIC %s: %s\n", nic.info.uuid.c_str(),
                      error.c_str());
@@ -142,7 +131,7 @@ void* VmbusRuntime::map(unsigned index, void* addr, size_t len, int prot, int fl
     errno = EINVAL;
     return MAP_FAILED;
   }
-  const std::string path = vmbus_map_file(runtime_->config().root, nics_[index].info, map);
+  const std::string path = vmbus_map_file(config_.root, nics_[index].info, map);
   const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
   if (fd < 0) return MAP_FAILED;
   void* p = reinterpret_cast<void*>(syscall(SYS_mmap, addr, len, prot, flags, fd, 0));

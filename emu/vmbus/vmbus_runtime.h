@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The synthetic NICs of a process (doc/emulator.md "The synthetic NIC"): which R/dev/uio<n> is
 // which NIC, who hosts it (the first process to open it: R/dev/uio<n>.owner flock), the uio maps,
-// and the wires a VF with a synthetic NIC shares with it. Part of libmana_emu.so; every call
-// except map() holds the verbs Runtime's lock.
+// and the wires a VF with a synthetic NIC shares with it. Part of libmana_emu.so, which holds the
+// one of the process (emu/preload); every call except map() holds the process's lock (the verbs
+// Runtime's).
 #pragma once
 
 #include <sys/types.h>
@@ -13,21 +14,19 @@
 #include <string>
 #include <vector>
 
+#include "config/config.h"
 #include "config/vmbus_tree.h"
+#include "device/device_thread.h"
 #include "vmbus/shared_port_wire.h"
 #include "vmbus/synthetic_nic.h"
 #include "wire/wire.h"
-
-namespace mana::emu::verbs {
-class Runtime;
-}
 
 namespace mana::emu::vmbus {
 
 class VmbusRuntime {
  public:
-  // Null when the emulator is passive or the run has no synthetic NIC bound to uio_hv_generic.
-  static VmbusRuntime* get();
+  // The NICs of `config` (synthetic_nics()); a hosted NIC is polled by `thread`. Both outlive it.
+  VmbusRuntime(const EmuConfig& config, DeviceThread& thread);
 
   bool has_nic(unsigned index) const { return index < nics_.size(); }
   // After a successful open of R/dev/uio<index> / the close of such an fd (application thread).
@@ -58,10 +57,10 @@ class VmbusRuntime {
     std::array<std::unique_ptr<SharedPortWire>, 8> shared;
   };
 
-  explicit VmbusRuntime(verbs::Runtime* runtime);
   VfWires* wires(unsigned vf);
 
-  verbs::Runtime* runtime_;
+  const EmuConfig& config_;
+  DeviceThread& thread_;
   std::vector<Nic> nics_;
   std::vector<std::unique_ptr<VfWires>> wires_;  // by VF, built on first use
 };

@@ -228,7 +228,7 @@ TEST(PreloadPath, FindsTheBuildTreeLibraryThenTheInstalledOne) {
   std::string error;
   const std::string build = dir.path() + "/build";
   const std::string libdir = dir.path() + "/lib";
-  ASSERT_TRUE(make_dirs(build + "/emu/tool", &error) && make_dirs(build + "/emu/verbs", &error) &&
+  ASSERT_TRUE(make_dirs(build + "/emu/tool", &error) && make_dirs(build + "/emu/preload", &error) &&
               make_dirs(libdir, &error))
       << error;
   const std::string exe = build + "/emu/tool/mana-emu";
@@ -236,8 +236,8 @@ TEST(PreloadPath, FindsTheBuildTreeLibraryThenTheInstalledOne) {
   EXPECT_NE(error.find("cannot find libmana_emu.so"), std::string::npos) << error;
   ASSERT_TRUE(write_file(libdir + "/libmana_emu.so", "", &error));
   EXPECT_EQ(find_preload(exe, libdir, &error), libdir + "/libmana_emu.so");
-  ASSERT_TRUE(write_file(build + "/emu/verbs/libmana_emu.so", "", &error));
-  EXPECT_EQ(find_preload(exe, libdir, &error), build + "/emu/verbs/libmana_emu.so");
+  ASSERT_TRUE(write_file(build + "/emu/preload/libmana_emu.so", "", &error));
+  EXPECT_EQ(find_preload(exe, libdir, &error), build + "/emu/preload/libmana_emu.so");
 }
 
 TEST(PreloadPath, RejectsMissingFilesAndPathsLdPreloadCannotHold) {

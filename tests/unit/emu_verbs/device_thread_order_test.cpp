@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "../emu_tool/fake_device.h"
-#include "verbs/device_thread.h"
+#include "device/device_thread.h"
 
 namespace mana::emu::test {
 namespace {
@@ -54,7 +54,7 @@ TEST(DeviceThreadOrder, AStoreMadeBetweenTwoFifosReachesTheDeviceWithTheStoresAf
   ASSERT_NE(a.fifo, nullptr);
   ASSERT_NE(b.fifo, nullptr);
   RecordingDevice dev;
-  verbs::DeviceThread thread;
+  DeviceThread thread;
   thread.set_lockstep(true);
   thread.add_device(&dev);
   ASSERT_TRUE(thread.add_fifo(&dev, a.fifo));  // drained first

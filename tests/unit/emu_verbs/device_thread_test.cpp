@@ -4,7 +4,7 @@
 // the SIGSEGV handler does; the device thread drains the FIFO into Device::ring and polls the
 // device; a control thread settles the FIFOs meanwhile. Every WQE is consumed, and a doorbell
 // pushed just before a destroy reaches its queue (no bad doorbell).
-#include "verbs/device_thread.h"
+#include "device/device_thread.h"
 
 #include <gtest/gtest.h>
 
@@ -59,7 +59,7 @@ TEST(DeviceThread, DrainsTrapFifosWhileProducersPushAndSettles) {
   FifoRig rig;
   ASSERT_TRUE(rig.ready());
   Driver& d = rig.d;
-  verbs::DeviceThread thread;
+  DeviceThread thread;
   thread.add_device(&d.dev());
   ASSERT_TRUE(thread.add_fifo(&d.dev(), rig.fifo));
   auto consumed = [&] { return rig.consumed(); };
@@ -93,7 +93,7 @@ TEST(DeviceThread, DrainsTrapFifosWhileProducersPushAndSettles) {
 TEST(DeviceThread, LockstepRunsTheDeviceOnlyInStep) {
   FifoRig rig;
   ASSERT_TRUE(rig.ready());
-  verbs::DeviceThread thread;
+  DeviceThread thread;
   thread.set_lockstep(true);
   thread.add_device(&rig.d.dev());
   ASSERT_TRUE(thread.add_fifo(&rig.d.dev(), rig.fifo));

@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
     if (strncmp(argv[i], "--scenario=", 11) == 0) name = argv[i] + 11;
   }
   if (!preloaded()) {
-    fprintf(stderr, "run with LD_PRELOAD=<build>/emu/verbs/libmana_emu.so\n");
+    fprintf(stderr, "run with LD_PRELOAD=<build>/emu/preload/libmana_emu.so\n");
     return 1;
   }
   const auto& s = mana::emu::test::setup_scenario(name);

@@ -13,10 +13,10 @@
 #include <cstdlib>
 
 #include "doorbell/trap.h"
+#include "preload/uio_mmap.h"
+#include "preload/vmbus_join.h"
 #include "verbs/cmd_fd.h"
 #include "verbs/exports.h"
-#include "vmbus/uio_mmap.h"
-#include "vmbus/vmbus_runtime.h"
 
 using namespace mana::emu::verbs;
 
@@ -73,9 +73,9 @@ void* map_trapped_doorbell_page(void* addr, size_t len, int flags, int fd) {
 }  // namespace
 
 MANA_EMU_EXPORT void* mmap(void* addr, size_t len, int prot, int flags, int fd, off_t off) {
-  // uio's resource index is the offset in pages (emu/vmbus/uio_hooks.cpp).
-  if (unsigned uio = 0; mana::emu::vmbus::is_uio_fd(fd, &uio))
-    return mana::emu::vmbus::VmbusRuntime::get()->map(uio, addr, len, prot, flags, off);
+  // uio's resource index is the offset in pages (uio_hooks.cpp).
+  if (unsigned uio = 0; mana::emu::preload::is_uio_fd(fd, &uio))
+    return mana::emu::preload::vmbus_runtime()->map(uio, addr, len, prot, flags, off);
   if (fd >= 0 && off == 0 && (prot & PROT_WRITE) && (flags & MAP_SHARED) && emulation_active() &&
       is_cmd_fd(fd)) {
     void* page = map_trapped_doorbell_page(addr, len, flags, fd);

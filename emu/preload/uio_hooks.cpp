@@ -28,14 +28,15 @@
 #include <cstring>
 #include <mutex>
 
+#include "preload/uevent_inject.h"
+#include "preload/uio_mmap.h"
+#include "preload/vmbus_join.h"
 #include "verbs/exports.h"
 #include "verbs/runtime.h"
-#include "vmbus/uevent_inject.h"
-#include "vmbus/uio_mmap.h"
-#include "vmbus/vmbus_runtime.h"
 
 using namespace mana::emu;
-using namespace mana::emu::vmbus;
+using namespace mana::emu::preload;
+using mana::emu::vmbus::VmbusRuntime;
 
 namespace {
 
@@ -96,7 +97,7 @@ bool redirect(const char* path, char* out, size_t cap, int* uio = nullptr) {
 }
 
 void track_uio(int fd, int index) {
-  VmbusRuntime* rt = VmbusRuntime::get();
+  VmbusRuntime* rt = vmbus_runtime();
   if (fd < 0 || rt == nullptr || !rt->has_nic(static_cast<unsigned>(index))) return;
   if (fd >= kMaxTrackedFds) {
     static const char msg[] = "mana-emu: /dev/uio fd beyond 4096: its mmap is not emulated\n";
@@ -129,7 +130,7 @@ mode_t mode_arg(int flags, va_list ap) {
 
 }  // namespace
 
-namespace mana::emu::vmbus {
+namespace mana::emu::preload {
 
 bool is_uio_fd(int fd, unsigned* index) {
   if (fd < 0 || fd >= kMaxTrackedFds) return false;
@@ -152,7 +153,7 @@ void inject_pci_add_uevent(const std::string& pci) {
     if (g_uevent_peer[i] >= 0) (void)!::send(g_uevent_peer[i], msg, static_cast<size_t>(n), 0);
 }
 
-}  // namespace mana::emu::vmbus
+}  // namespace mana::emu::preload
 
 MANA_EMU_EXPORT int open(const char* path, int flags, ...) {
   va_list ap;
@@ -176,7 +177,7 @@ MANA_EMU_EXPORT int close(int fd) {
     const uint16_t v = g_uio_fd[fd].exchange(0, std::memory_order_acq_rel);
     if (v != 0) {
       std::lock_guard guard(verbs::Runtime::get()->lock());
-      VmbusRuntime::get()->uio_closed(v - 1u);
+      vmbus_runtime()->uio_closed(v - 1u);
     }
   }
   return libc_close(fd);
@@ -212,7 +213,7 @@ MANA_EMU_EXPORT int ioctl(int fd, unsigned long request, ...) {
   va_start(ap, request);
   void* arg = va_arg(ap, void*);
   va_end(ap);
-  if (request == SIOCGIFHWADDR && arg != nullptr && VmbusRuntime::get() != nullptr) {
+  if (request == SIOCGIFHWADDR && arg != nullptr && vmbus_runtime() != nullptr) {
     auto* req = static_cast<ifreq*>(arg);
     for (const VfConfig& vf : verbs::Runtime::get()->config().vfs) {
       for (const PortConfig& port : vf.ports) {
@@ -228,7 +229,7 @@ MANA_EMU_EXPORT int ioctl(int fd, unsigned long request, ...) {
 
 MANA_EMU_EXPORT int socket(int domain, int type, int protocol) {
   static const auto libc_socket = real<int (*)(int, int, int)>("socket");
-  if (domain != AF_NETLINK || protocol != NETLINK_KOBJECT_UEVENT || VmbusRuntime::get() == nullptr)
+  if (domain != AF_NETLINK || protocol != NETLINK_KOBJECT_UEVENT || vmbus_runtime() == nullptr)
     return libc_socket(domain, type, protocol);
   int pair[2];
   const int flags = type & (SOCK_CLOEXEC | SOCK_NONBLOCK);

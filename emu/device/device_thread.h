@@ -13,7 +13,7 @@
 #include "device/device.h"
 #include "doorbell/doorbell_fifo.h"
 
-namespace mana::emu::verbs {
+namespace mana::emu {
 
 // Another model the device thread runs on each pass (the synthetic NICs, emu/vmbus).
 class Poller {
@@ -73,4 +73,4 @@ class DeviceThread {
   std::mutex step_lock_;  // lockstep: a control-path drain never overlaps the application's step
 };
 
-}  // namespace mana::emu::verbs
+}  // namespace mana::emu

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "verbs/device_thread.h"
+#include "device/device_thread.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -10,7 +10,7 @@
 
 #include "device/quiet_rounds.h"
 
-namespace mana::emu::verbs {
+namespace mana::emu {
 
 namespace {
 // After this many empty passes the thread naps between passes, so that an idle emulator does not
@@ -181,4 +181,4 @@ void DeviceThread::run() {
   }
 }
 
-}  // namespace mana::emu::verbs
+}  // namespace mana::emu

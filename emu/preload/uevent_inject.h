@@ -7,9 +7,9 @@
 
 #include <string>
 
-namespace mana::emu::vmbus {
+namespace mana::emu::preload {
 
 // Sends `ACTION=add SUBSYSTEM=pci PCI_SLOT_NAME=<pci>` to every emulated uevent socket.
 void inject_pci_add_uevent(const std::string& pci);
 
-}  // namespace mana::emu::vmbus
+}  // namespace mana::emu::preload
