@@ -321,9 +321,10 @@ int intr_install(rte_eth_dev* dev) {
   const int fd = priv->ctx->async_fd;
   const int flags = fcntl(fd, F_GETFL);
   if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0) {
+    const int err = errno;  // the log call may change errno
     MANA_INIT_LOG(ERR, "%s: cannot make the verbs async fd non-blocking: %s", priv->name,
-                  strerror(errno));
-    return -errno;
+                  strerror(err));
+    return -err;
   }
   priv->intr = rte_intr_instance_alloc(RTE_INTR_INSTANCE_F_SHARED);
   if (priv->intr == nullptr) {
