@@ -49,7 +49,8 @@ from_source() {
 # whether it added one; setup.sh asks for it before its own apt-get update, which then fetches the
 # source index too (one update instead of two).
 add_deb_src() {
-  apt-cache showsrc dpdk 2>/dev/null | grep -q '^Package:' && { echo present; return; }
+  # (grep reads it all: with pipefail, an early exit could fail apt-cache on SIGPIPE)
+  apt-cache showsrc dpdk 2>/dev/null | grep '^Package:' >/dev/null && { echo present; return; }
   [ "$(id -u)" = 0 ] || die "no deb-src for dpdk and not root: add a deb-src line for your mirror, or run as root"
   if [ -f /etc/apt/sources.list.d/debian.sources ]; then
     sed -e 's/^Types:.*/Types: deb-src/' /etc/apt/sources.list.d/debian.sources \
