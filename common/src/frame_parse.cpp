@@ -6,12 +6,6 @@
 namespace mana {
 namespace {
 
-constexpr uint32_t kEthHeaderLen = 14;
-constexpr uint32_t kVlanTagLen = 4;
-constexpr uint32_t kIpv4MinHeaderLen = 20;
-constexpr uint32_t kIpv6HeaderLen = 40;
-constexpr uint32_t kTcpMinHeaderLen = 20;
-constexpr uint32_t kUdpHeaderLen = 8;
 constexpr uint32_t kIpv6FragmentHeaderLen = 8;
 // Extension headers walked before giving up: bounds the work on hostile frames.
 constexpr unsigned kMaxIpv6ExtensionHeaders = 8;

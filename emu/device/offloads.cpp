@@ -13,8 +13,6 @@ namespace {
 constexpr uint32_t kIpv4ChecksumOffset = 10;
 constexpr uint32_t kTcpChecksumOffset = 16;
 constexpr uint32_t kUdpChecksumOffset = 6;
-constexpr uint32_t kIpv4MinHeader = 20;
-constexpr uint32_t kIpv6Header = 40;
 
 uint32_t ipv4_ihl_bytes(const uint8_t* ip) { return (ip[0] & 0xFu) * 4; }
 
@@ -50,17 +48,17 @@ uint16_t strip_vlan_tag(uint8_t** frame, uint32_t* len) {
 void complete_tx_checksums(uint8_t* frame, uint32_t len, const TxChecksumRequest& r) {
   if (!r.is_ipv4 && !r.is_ipv6) return;
   const uint32_t l3 = kEthHeaderLen + (has_vlan_tag(frame) ? kVlanTagLen : 0);
-  if (l3 + (r.is_ipv4 ? kIpv4MinHeader : kIpv6Header) > len) return;
+  if (l3 + (r.is_ipv4 ? kIpv4MinHeaderLen : kIpv6HeaderLen) > len) return;
   uint8_t* ip = frame + l3;
   uint32_t ip_header, ip_end;
   if (r.is_ipv4) {
     ip_header = ipv4_ihl_bytes(ip);
-    if (ip_header < kIpv4MinHeader || l3 + ip_header > len) return;
+    if (ip_header < kIpv4MinHeaderLen || l3 + ip_header > len) return;
     ip_end = l3 + load_be16(ip + 2);  // total length
     if (r.ipv4_header) store_be16(ip + kIpv4ChecksumOffset, ipv4_header_checksum(ip, ip_header));
   } else {
-    ip_header = kIpv6Header;
-    ip_end = l3 + kIpv6Header + load_be16(ip + 4);  // payload length
+    ip_header = kIpv6HeaderLen;
+    ip_end = l3 + kIpv6HeaderLen + load_be16(ip + 4);  // payload length
   }
   if (ip_end > len) ip_end = len;
   if (!r.tcp && !r.udp) return;

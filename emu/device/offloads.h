@@ -12,10 +12,6 @@
 
 namespace mana::emu {
 
-inline constexpr uint32_t kEthHeaderLen = 14;
-inline constexpr uint32_t kVlanTagLen = 4;
-inline constexpr uint16_t kEtherTypeVlan = 0x8100;
-
 // Big-endian (network order) header fields.
 inline uint16_t load_be16(const uint8_t* p) { return static_cast<uint16_t>((p[0] << 8) | p[1]); }
 inline void store_be16(uint8_t* p, uint16_t v) {

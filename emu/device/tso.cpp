@@ -10,9 +10,6 @@ namespace mana::emu {
 
 namespace {
 
-constexpr uint32_t kIpv4MinHeader = 20;
-constexpr uint32_t kIpv6Header = 40;
-constexpr uint32_t kTcpMinHeader = 20;
 constexpr uint8_t kTcpFin = 0x01, kTcpPsh = 0x08, kTcpCwr = 0x80;
 
 uint32_t load_be32(const uint8_t* p) {
@@ -37,11 +34,12 @@ bool tso_headers_ok(const uint8_t* pkt, uint32_t len, const TsoRequest& r) {
   if (r.mss == 0 || r.header_len > len || r.header_len < kEthHeaderLen) return false;
   const uint32_t l3 = l3_offset(pkt);
   const uint32_t t = r.transport_offset;
-  if (t < l3 || t + kTcpMinHeader > r.header_len) return false;
+  if (t < l3 || t + kTcpMinHeaderLen > r.header_len) return false;
   const uint8_t* ip = pkt + l3;
   if (r.is_ipv4) {
-    if ((ip[0] >> 4) != 4 || (ip[0] & 0xFu) * 4 != t - l3 || t - l3 < kIpv4MinHeader) return false;
-  } else if ((ip[0] >> 4) != 6 || t - l3 < kIpv6Header) {
+    if ((ip[0] >> 4) != 4 || (ip[0] & 0xFu) * 4 != t - l3 || t - l3 < kIpv4MinHeaderLen)
+      return false;
+  } else if ((ip[0] >> 4) != 6 || t - l3 < kIpv6HeaderLen) {
     return false;
   }
   return t + (pkt[t + 12] >> 4) * 4u == r.header_len;
@@ -75,7 +73,7 @@ uint32_t tso_build_segment(const uint8_t* pkt, uint32_t len, const TsoRequest& r
     if (!r.fixed_ip_id) store_be16(ip + 4, static_cast<uint16_t>(load_be16(ip + 4) + index));
     store_be16(ip + 10, ipv4_header_checksum(ip, r.transport_offset - l3));
   } else {
-    store_be16(ip + 4, static_cast<uint16_t>(seg_len - l3 - kIpv6Header));
+    store_be16(ip + 4, static_cast<uint16_t>(seg_len - l3 - kIpv6HeaderLen));
   }
   store_be32(tcp + 4, load_be32(tcp + 4) + from);
   if (!last) tcp[13] &= static_cast<uint8_t>(~(kTcpFin | kTcpPsh));

@@ -3,7 +3,6 @@
 // names one of them (IFLA_IFNAME, on a NETLINK_ROUTE socket) is answered here with the attributes a
 // driver reads for its MTU (IFLA_MTU from the netdev's sysfs file, IFLA_MAX_MTU = hw adapter-mtu).
 // Every other send and recv goes to libc unchanged (doc/emulator.md "MTU").
-#include <dlfcn.h>
 #include <linux/if_link.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
@@ -19,11 +18,13 @@
 
 #include "config/sysfs_tree.h"
 #include "mana/netlink_attrs.h"
+#include "preload/libc_next.h"
 #include "verbs/exports.h"
 #include "verbs/runtime.h"
 
 using namespace mana::emu;
 using namespace mana::emu::verbs;
+using mana::emu::preload::libc_next;
 
 namespace {
 
@@ -40,11 +41,6 @@ struct PendingReply {
 std::mutex g_lock;
 PendingReply g_pending[kSlots];
 std::atomic<unsigned> g_pending_count{0};
-
-template <typename Fn>
-Fn real(const char* name) {
-  return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
-}
 
 bool route_socket(int fd) {
   int domain = 0, protocol = 0;
@@ -121,7 +117,7 @@ bool build_reply(const std::string& name, const nlmsghdr& req, PendingReply* r) 
 }  // namespace
 
 MANA_EMU_EXPORT ssize_t send(int fd, const void* buf, size_t len, int flags) {
-  static const auto libc_send = real<ssize_t (*)(int, const void*, size_t, int)>("send");
+  static const auto libc_send = libc_next<ssize_t (*)(int, const void*, size_t, int)>("send");
   const std::string name = getenv("MANA_EMU_CONFIG") ? requested_name(buf, len) : std::string();
   PendingReply reply;
   if (!name.empty() && route_socket(fd) &&
@@ -139,7 +135,7 @@ MANA_EMU_EXPORT ssize_t send(int fd, const void* buf, size_t len, int flags) {
 }
 
 MANA_EMU_EXPORT ssize_t recv(int fd, void* buf, size_t len, int flags) {
-  static const auto libc_recv = real<ssize_t (*)(int, void*, size_t, int)>("recv");
+  static const auto libc_recv = libc_next<ssize_t (*)(int, void*, size_t, int)>("recv");
   if (g_pending_count.load(std::memory_order_acquire) != 0) {
     std::lock_guard g(g_lock);
     for (PendingReply& slot : g_pending) {

@@ -11,7 +11,6 @@
 // Our open/fopen must be defined as themselves, not redirected to their 64-bit names.
 #undef _FILE_OFFSET_BITS
 #include <dirent.h>
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <linux/netlink.h>
 #include <net/if.h>
@@ -28,6 +27,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "preload/libc_next.h"
 #include "preload/uevent_inject.h"
 #include "preload/uio_mmap.h"
 #include "preload/vmbus_join.h"
@@ -39,11 +39,6 @@ using namespace mana::emu::preload;
 using mana::emu::vmbus::VmbusRuntime;
 
 namespace {
-
-template <typename Fn>
-Fn real(const char* name) {
-  return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
-}
 
 // fds of the emulated /dev/uio<n>: n + 1 (0: not one).
 constexpr int kMaxTrackedFds = 4096;
@@ -75,7 +70,7 @@ bool run_folder(char* out, size_t cap) {
 }
 
 bool exists(const char* path) {
-  static const auto libc_access = real<int (*)(const char*, int)>("access");
+  static const auto libc_access = libc_next<int (*)(const char*, int)>("access");
   return libc_access(path, F_OK) == 0;
 }
 
@@ -113,8 +108,8 @@ void track_uio(int fd, int index) {
 
 int open_with(const char* name, const char* path, int flags, mode_t mode) {
   using OpenFn = int (*)(const char*, int, ...);
-  static const auto libc_open = real<OpenFn>("open");
-  static const auto libc_open64 = real<OpenFn>("open64");
+  static const auto libc_open = libc_next<OpenFn>("open");
+  static const auto libc_open64 = libc_next<OpenFn>("open64");
   const OpenFn fn = name[4] == '6' ? libc_open64 : libc_open;
   char moved[PATH_MAX];
   int uio = -1;
@@ -172,7 +167,7 @@ MANA_EMU_EXPORT int open64(const char* path, int flags, ...) {
 }
 
 MANA_EMU_EXPORT int close(int fd) {
-  static const auto libc_close = real<int (*)(int)>("close");
+  static const auto libc_close = libc_next<int (*)(int)>("close");
   if (fd >= 0 && fd < kMaxTrackedFds && g_uio_fd[fd].load(std::memory_order_relaxed) != 0) {
     const uint16_t v = g_uio_fd[fd].exchange(0, std::memory_order_acq_rel);
     if (v != 0) {
@@ -184,31 +179,31 @@ MANA_EMU_EXPORT int close(int fd) {
 }
 
 MANA_EMU_EXPORT FILE* fopen(const char* path, const char* mode) {
-  static const auto libc_fopen = real<FILE* (*)(const char*, const char*)>("fopen");
+  static const auto libc_fopen = libc_next<FILE* (*)(const char*, const char*)>("fopen");
   char moved[PATH_MAX];
   return libc_fopen(redirect(path, moved, sizeof(moved)) ? moved : path, mode);
 }
 
 MANA_EMU_EXPORT FILE* fopen64(const char* path, const char* mode) {
-  static const auto libc_fopen64 = real<FILE* (*)(const char*, const char*)>("fopen64");
+  static const auto libc_fopen64 = libc_next<FILE* (*)(const char*, const char*)>("fopen64");
   char moved[PATH_MAX];
   return libc_fopen64(redirect(path, moved, sizeof(moved)) ? moved : path, mode);
 }
 
 MANA_EMU_EXPORT int access(const char* path, int mode) {
-  static const auto libc_access = real<int (*)(const char*, int)>("access");
+  static const auto libc_access = libc_next<int (*)(const char*, int)>("access");
   char moved[PATH_MAX];
   return libc_access(redirect(path, moved, sizeof(moved)) ? moved : path, mode);
 }
 
 MANA_EMU_EXPORT DIR* opendir(const char* path) {
-  static const auto libc_opendir = real<DIR* (*)(const char*)>("opendir");
+  static const auto libc_opendir = libc_next<DIR* (*)(const char*)>("opendir");
   char moved[PATH_MAX];
   return libc_opendir(redirect(path, moved, sizeof(moved)) ? moved : path);
 }
 
 MANA_EMU_EXPORT int ioctl(int fd, unsigned long request, ...) {
-  static const auto libc_ioctl = real<int (*)(int, unsigned long, void*)>("ioctl");
+  static const auto libc_ioctl = libc_next<int (*)(int, unsigned long, void*)>("ioctl");
   va_list ap;
   va_start(ap, request);
   void* arg = va_arg(ap, void*);
@@ -228,7 +223,7 @@ MANA_EMU_EXPORT int ioctl(int fd, unsigned long request, ...) {
 }
 
 MANA_EMU_EXPORT int socket(int domain, int type, int protocol) {
-  static const auto libc_socket = real<int (*)(int, int, int)>("socket");
+  static const auto libc_socket = libc_next<int (*)(int, int, int)>("socket");
   if (domain != AF_NETLINK || protocol != NETLINK_KOBJECT_UEVENT || vmbus_runtime() == nullptr)
     return libc_socket(domain, type, protocol);
   int pair[2];
@@ -249,7 +244,7 @@ MANA_EMU_EXPORT int socket(int domain, int type, int protocol) {
 }
 
 MANA_EMU_EXPORT int bind(int fd, const sockaddr* addr, socklen_t len) {
-  static const auto libc_bind = real<int (*)(int, const sockaddr*, socklen_t)>("bind");
+  static const auto libc_bind = libc_next<int (*)(int, const sockaddr*, socklen_t)>("bind");
   if (g_uevent_count.load(std::memory_order_acquire) != 0) {
     for (auto& slot : g_uevent_fd)
       if (slot.load(std::memory_order_acquire) == fd) return 0;  // joined the (emulated) group

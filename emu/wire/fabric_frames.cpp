@@ -8,9 +8,7 @@
 namespace mana::emu {
 namespace {
 
-constexpr uint32_t kEthHeaderLen = 14;
 constexpr uint32_t kArpIpv4Len = 28;  // RFC 826 body for Ethernet/IPv4
-constexpr uint32_t kIpv4MinHeaderLen = 20;
 constexpr uint16_t kArpHwEthernet = 1;
 constexpr uint16_t kArpRequest = 1;
 constexpr uint16_t kArpReply = 2;

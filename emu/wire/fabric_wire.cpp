@@ -21,10 +21,10 @@ namespace {
 
 constexpr uint32_t kFabricMagic = 0x46414252;  // "FABR"
 constexpr uint32_t kFabricLayoutVersion = 1;
-constexpr size_t kHeaderBytes = 4096;
-constexpr size_t kRingBytes = FabricRing::bytes_for(kFabricRingCapacity);
-constexpr size_t kFabricBytes = kHeaderBytes + kFabricMaxPorts * kRingBytes;
-constexpr off_t kSetupLockByte = 0;
+constexpr size_t kFabricHeaderBytes = 4096;
+constexpr size_t kFabricRingBytes = FabricRing::bytes_for(kFabricRingCapacity);
+constexpr size_t kFabricBytes = kFabricHeaderBytes + kFabricMaxPorts * kFabricRingBytes;
+constexpr off_t kFabricSetupLockByte = 0;
 constexpr off_t slot_lock_byte(uint32_t slot) { return 1 + slot; }
 
 // One port slot. Identity fields change only under the setup lock, before `attached` is set;
@@ -44,7 +44,7 @@ struct FabricHeader {
   std::atomic<uint32_t> table_version;  // moves on every attach and detach
   alignas(64) FabricPortEntry ports[kFabricMaxPorts];
 };
-static_assert(sizeof(FabricHeader) <= kHeaderBytes);
+static_assert(sizeof(FabricHeader) <= kFabricHeaderBytes);
 static_assert(std::atomic<uint64_t>::is_always_lock_free, "shared across processes");
 
 bool layout_matches(const FabricHeader& h) {
@@ -54,7 +54,7 @@ bool layout_matches(const FabricHeader& h) {
 }
 
 uint8_t* ring_memory(void* map, uint32_t slot) {
-  return static_cast<uint8_t*>(map) + kHeaderBytes + slot * kRingBytes;
+  return static_cast<uint8_t*>(map) + kFabricHeaderBytes + slot * kFabricRingBytes;
 }
 
 std::string path_of(const std::string& name) { return "/mana-emu-fabric-" + name; }
@@ -85,7 +85,7 @@ class FabricEndpoint final : public WireEndpoint {
 
   // The last port to leave removes the object's name, so the next user starts a fresh fabric.
   ~FabricEndpoint() override {
-    wait_lock_byte(fd_, kSetupLockByte);
+    wait_lock_byte(fd_, kFabricSetupLockByte);
     self_.attached.store(0, std::memory_order_release);
     header_->table_version.fetch_add(1, std::memory_order_release);
     unlock_byte(fd_, slot_lock_byte(slot_));
@@ -238,7 +238,7 @@ bool open_locked(const std::string& path, const std::string& where, int* fd_out,
     close(fd);
     return false;
   };
-  if (!wait_lock_byte(fd, kSetupLockByte))
+  if (!wait_lock_byte(fd, kFabricSetupLockByte))
     return fail("cannot lock " + path + ": " + std::strerror(errno));
   struct stat st {};
   if (fstat(fd, &st) < 0) return fail(std::string("fstat: ") + std::strerror(errno));
@@ -301,8 +301,8 @@ uint32_t claim_slot(int fd, FabricHeader* header, void* map, const FabricMac& ma
     return kFabricMaxPorts;
   }
   // A fresh, empty ring: zero pages (also drops what a dead owner left in it).
-  const off_t ring_at = static_cast<off_t>(kHeaderBytes + free_slot * kRingBytes);
-  if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, ring_at, kRingBytes) < 0)
+  const off_t ring_at = static_cast<off_t>(kFabricHeaderBytes + free_slot * kFabricRingBytes);
+  if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, ring_at, kFabricRingBytes) < 0)
     std::memset(ring_memory(map, free_slot), 0,
                 sizeof(FabricRingIndices) + sizeof(FabricSlot) * kFabricRingCapacity);
   FabricPortEntry& e = header->ports[free_slot];
@@ -331,7 +331,7 @@ void release_fabric_if_unused(const std::string& name) {
   const std::string path = path_of(name);
   const int fd = shm_open(path.c_str(), O_RDWR | O_CLOEXEC, 0);
   if (fd < 0) return;  // gone already
-  if (wait_lock_byte(fd, kSetupLockByte)) {
+  if (wait_lock_byte(fd, kFabricSetupLockByte)) {
     bool in_use = false;
     for (uint32_t i = 0; i < kFabricMaxPorts; ++i)
       in_use |= byte_held_by_other(fd, slot_lock_byte(i));
@@ -369,7 +369,7 @@ std::unique_ptr<WireEndpoint> open_fabric_endpoint(const std::string& name, cons
       return nullptr;
     }
     auto endpoint = std::make_unique<FabricEndpoint>(path, fd, map, slot, mac);
-    unlock_byte(fd, kSetupLockByte);
+    unlock_byte(fd, kFabricSetupLockByte);
     return endpoint;
   }
   *error = where + path + " keeps being removed while opening it";
@@ -385,8 +385,8 @@ bool read_fabric_counters(const std::string& name, std::vector<FabricPortCounter
     return false;
   }
   struct stat st {};
-  void* map = fstat(fd, &st) == 0 && static_cast<size_t>(st.st_size) >= kHeaderBytes
-                  ? mmap(nullptr, kHeaderBytes, PROT_READ, MAP_SHARED, fd, 0)
+  void* map = fstat(fd, &st) == 0 && static_cast<size_t>(st.st_size) >= kFabricHeaderBytes
+                  ? mmap(nullptr, kFabricHeaderBytes, PROT_READ, MAP_SHARED, fd, 0)
                   : MAP_FAILED;
   close(fd);
   if (map == MAP_FAILED) {
@@ -412,7 +412,7 @@ bool read_fabric_counters(const std::string& name, std::vector<FabricPortCounter
     c.full_drops = e.full_drops.load(std::memory_order_relaxed);
     out->push_back(c);
   }
-  munmap(map, kHeaderBytes);
+  munmap(map, kFabricHeaderBytes);
   if (!ok) *error = "fabric '" + name + "': " + path + " has another layout";
   return ok;
 }

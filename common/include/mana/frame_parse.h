@@ -13,6 +13,13 @@ inline constexpr uint16_t kEtherTypeIpv6 = 0x86DD;
 inline constexpr uint16_t kEtherTypeVlan = 0x8100;
 inline constexpr uint8_t kIpProtoTcp = 6;
 inline constexpr uint8_t kIpProtoUdp = 17;
+// Header lengths (fixed, or the minimum where options may follow).
+inline constexpr uint32_t kEthHeaderLen = 14;
+inline constexpr uint32_t kVlanTagLen = 4;
+inline constexpr uint32_t kIpv4MinHeaderLen = 20;
+inline constexpr uint32_t kIpv6HeaderLen = 40;
+inline constexpr uint32_t kTcpMinHeaderLen = 20;
+inline constexpr uint32_t kUdpHeaderLen = 8;
 
 struct FrameInfo {
   uint32_t len = 0;

@@ -288,6 +288,21 @@ inline PortPriv* priv_of(const rte_eth_dev* dev) {
 inline ProcessPrivate& process_private_of(uint16_t port_id) {
   return *static_cast<ProcessPrivate*>(rte_eth_devices[port_id].process_private);
 }
+// A port's queue idx (nullptr when it was never set up).
+inline RxQueue* rxq_of(const rte_eth_dev* dev, uint16_t idx) {
+  return static_cast<RxQueue*>(dev->data->rx_queues[idx]);
+}
+inline TxQueue* txq_of(const rte_eth_dev* dev, uint16_t idx) {
+  return static_cast<TxQueue*>(dev->data->tx_queues[idx]);
+}
+
+// A port id as the argument of an EAL alarm callback, and back.
+inline void* port_alarm_arg(uint16_t port_id) {
+  return reinterpret_cast<void*>(static_cast<uintptr_t>(port_id));
+}
+inline uint16_t port_of_alarm_arg(void* arg) {
+  return static_cast<uint16_t>(reinterpret_cast<uintptr_t>(arg));
+}
 
 // Ring sizes: a power of two within the device's limits.
 uint32_t ring_size_for(uint32_t nb_desc, uint32_t max_desc);

@@ -12,13 +12,6 @@
 namespace mana {
 namespace {
 
-RxQueue* rxq_of(rte_eth_dev* dev, uint16_t i) {
-  return static_cast<RxQueue*>(dev->data->rx_queues[i]);
-}
-TxQueue* txq_of(rte_eth_dev* dev, uint16_t i) {
-  return static_cast<TxQueue*>(dev->data->tx_queues[i]);
-}
-
 void close_gate(rte_eth_dev* dev, QueueGate& g) {
   if (!gate_close(g, kGateTimeoutMs))
     MANA_DRV_LOG(ERR, "port %u: a burst stayed inside a queue for %u ms: going on anyway",

@@ -18,10 +18,6 @@ namespace {
 
 bool wants_rx_intr(const rte_eth_dev* dev) { return dev->data->dev_conf.intr_conf.rxq != 0; }
 
-RxQueue& rxq_of(rte_eth_dev* dev, uint16_t idx) {
-  return *static_cast<RxQueue*>(dev->data->rx_queues[idx]);
-}
-
 }  // namespace
 
 int rx_intr_create_channel(rte_eth_dev* dev, RxQueue& q) {
@@ -59,7 +55,7 @@ int rx_intr_vector_setup(rte_eth_dev* dev) {
   if (rc == 0) rc = rte_intr_vec_list_alloc(h, "mana_rx_intr", n);
   for (uint16_t i = 0; i < n && rc == 0; i++) {
     rc = rte_intr_vec_list_index_set(h, i, RTE_INTR_VEC_RXTX_OFFSET + i);
-    if (rc == 0) rc = rte_intr_efds_index_set(h, i, rxq_of(dev, i).ib_channel->fd);
+    if (rc == 0) rc = rte_intr_efds_index_set(h, i, rxq_of(dev, i)->ib_channel->fd);
   }
   if (rc == 0) rc = rte_intr_nb_efd_set(h, n);
   if (rc == 0) rc = rte_intr_max_intr_set(h, n + 1);
@@ -88,14 +84,14 @@ void rx_intr_vector_teardown(rte_eth_dev* dev) {
 
 // Arms the CQ: the NIC signals the channel once a CQE exists at or after the consumer index.
 int rx_queue_intr_enable(rte_eth_dev* dev, uint16_t idx) {
-  RxQueue& q = rxq_of(dev, idx);
+  RxQueue& q = *rxq_of(dev, idx);
   if (q.ib_channel == nullptr) return -EINVAL;
   ring_cq_doorbell(process_private_of(q.port_id).db_page, q.cq, true);
   return 0;
 }
 
 int rx_queue_intr_disable(rte_eth_dev* dev, uint16_t idx) {
-  RxQueue& q = rxq_of(dev, idx);
+  RxQueue& q = *rxq_of(dev, idx);
   if (q.ib_channel == nullptr) return -EINVAL;
   ibv_cq* cq;
   void* ctx;

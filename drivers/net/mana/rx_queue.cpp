@@ -37,10 +37,6 @@ uint16_t rss_table_queue(const PortPriv& priv, uint16_t nb_rxq, uint16_t pos) {
 
 namespace {
 
-RxQueue* rxq_of(rte_eth_dev* dev, uint16_t i) {
-  return static_cast<RxQueue*>(dev->data->rx_queues[i]);
-}
-
 // Fills the whole RQ with fresh mbufs and rings the doorbell once.
 int fill_ring(RxQueue& q, void* db_page, const MrRegistrar& r) {
   if (int rc = rx_ring_fill(q, r); rc != 0) return rc;

@@ -18,10 +18,6 @@
 namespace mana {
 namespace {
 
-TxQueue* txq_of(rte_eth_dev* dev, uint16_t i) {
-  return static_cast<TxQueue*>(dev->data->tx_queues[i]);
-}
-
 void free_pending_mbufs(TxQueue& q) {
   for (; q.desc_tail != q.desc_head; q.desc_tail++) {
     TxDesc& d = q.descs[q.desc_tail & q.desc_mask];

@@ -15,14 +15,12 @@
 namespace mana {
 namespace {
 
-void* arg_of(uint16_t port_id) { return reinterpret_cast<void*>(static_cast<uintptr_t>(port_id)); }
-
 uint64_t period_us(const PortPriv& priv) { return uint64_t{priv.tx_stall_timeout_s} * 250000; }
 
 void check(void* arg);
 
 void schedule(const PortPriv& priv) {
-  if (int rc = rte_eal_alarm_set(period_us(priv), check, arg_of(priv.port_id)); rc != 0)
+  if (int rc = rte_eal_alarm_set(period_us(priv), check, port_alarm_arg(priv.port_id)); rc != 0)
     MANA_DRV_LOG(ERR, "port %u: cannot arm the TX stall watchdog: %s", priv.port_id, strerror(-rc));
 }
 
@@ -55,7 +53,7 @@ int stalled_queue(rte_eth_dev* dev, uint64_t now, uint64_t timeout) {
 
 // The alarm, on the EAL interrupt thread (as recovery's steps: they never run at the same time).
 void check(void* arg) {
-  const uint16_t port_id = static_cast<uint16_t>(reinterpret_cast<uintptr_t>(arg));
+  const uint16_t port_id = port_of_alarm_arg(arg);
   rte_eth_dev* dev = &rte_eth_devices[port_id];
   PortPriv& priv = *priv_of(dev);
   const uint64_t now = rte_get_timer_cycles();
@@ -101,7 +99,7 @@ void tx_watchdog_start(rte_eth_dev* dev) {
 
 void tx_watchdog_stop(rte_eth_dev* dev) {
   if (rte_eal_process_type() != RTE_PROC_PRIMARY) return;
-  rte_eal_alarm_cancel(check, arg_of(priv_of(dev)->port_id));
+  rte_eal_alarm_cancel(check, port_alarm_arg(priv_of(dev)->port_id));
 }
 
 }  // namespace mana
