@@ -32,8 +32,11 @@ echo "lint: docs: every relative link and anchor resolves"
 
 [ -f "$build/compile_commands.json" ] || { echo "lint: no $build/compile_commands.json: build first" >&2; exit 1; }
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
-if ! run-clang-tidy -p "$build" -j "$(nproc)" -quiet "$top/(drivers|emu|common|app)/" >"$log" 2>&1 ||
+commands=$(mktemp -d)
+trap 'rm -rf "$log" "$commands"' EXIT
+# The build compiles each target as one unity source (meson.build): clang-tidy takes the files.
+scripts/unity-compile-commands.py "$build" "$commands"
+if ! run-clang-tidy -p "$commands" -j "$(nproc)" -quiet "$top/(drivers|emu|common|app)/" >"$log" 2>&1 ||
    grep -qE '(warning|error): ' "$log"; then
   grep -E -A3 '(warning|error): ' "$log" >&2 || cat "$log" >&2
   echo "lint: clang-tidy found the problems above (checks: .clang-tidy)" >&2
