@@ -225,6 +225,9 @@ create() {
   # No service starts inside the chroot while packages install (Open vSwitch's postinst would).
   printf '#!/bin/sh\nexit 101\n' >"$root/usr/sbin/policy-rc.d"
   chmod 755 "$root/usr/sbin/policy-rc.d"
+  # dpkg unpacks without a file-system sync per file, as in Debian's container images (setup.sh
+  # does the same on the host). After a machine crash meanwhile, delete the chroot to make it anew.
+  echo force-unsafe-io >"$root/etc/dpkg/dpkg.cfg.d/99mana-pmd-unsafe-io"
   [ $flavour != cross ] || in_chroot dpkg --add-architecture arm64
   say "installing ${packages[*]} in the chroot"
   in_chroot sh -c 'apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$@" >/dev/null' \
