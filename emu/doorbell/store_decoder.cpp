@@ -2,6 +2,7 @@
 // x86-64 store decoder (see store_decoder.h). Encodings follow the Intel SDM vol. 2, ch. 2
 // (instruction format, ModRM/SIB tables, REX and VEX prefixes).
 #include "doorbell/store_decoder.h"
+#include "doorbell/store_value.h"
 
 namespace mana::emu::doorbell {
 namespace {
@@ -39,10 +40,6 @@ class Cursor {
 uint64_t sign_extend(uint64_t v, unsigned bytes) {
   const unsigned shift = 64 - 8 * bytes;
   return static_cast<uint64_t>(static_cast<int64_t>(v << shift) >> shift);
-}
-
-uint64_t low_bytes(uint64_t v, unsigned width) {
-  return width >= 8 ? v : v & ((uint64_t{1} << (8 * width)) - 1);
 }
 
 // Register-extension bits, from a REX or a VEX prefix (VEX stores them inverted).

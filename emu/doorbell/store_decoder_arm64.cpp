@@ -2,6 +2,7 @@
 // AArch64 store decoder (see store_decoder_arm64.h). Encodings follow the Arm ARM (DDI 0487),
 // C4.1.x "Loads and Stores": the field names below are its names.
 #include "doorbell/store_decoder_arm64.h"
+#include "doorbell/store_value.h"
 
 namespace mana::emu::doorbell::arm64 {
 namespace {
@@ -14,10 +15,6 @@ constexpr uint32_t field(uint32_t insn, unsigned hi, unsigned lo) {
 constexpr uint64_t sign_extend(uint64_t v, unsigned bits) {
   const unsigned shift = 64 - bits;
   return static_cast<uint64_t>(static_cast<int64_t>(v << shift) >> shift);
-}
-
-constexpr uint64_t low_bytes(uint64_t v, unsigned width) {
-  return width >= 8 ? v : v & ((uint64_t{1} << (8 * width)) - 1);
 }
 
 // A value or index operand: 31 is the zero register.

@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "doorbell/faulting_store.h"
+#include "doorbell/store_value.h"
 
 namespace mana::emu::doorbell {
 namespace arm64 {
@@ -33,10 +34,6 @@ const fpsimd_context* find_fpsimd(const mcontext_t& mcontext) {
     left -= head->size;
   }
   return nullptr;
-}
-
-uint64_t low_bytes(uint64_t v, unsigned width) {
-  return width >= 8 ? v : v & ((uint64_t{1} << (8 * width)) - 1);
 }
 
 // Writes X register n; 31 is XZR (a status or exchange target) or, for a base, SP.
