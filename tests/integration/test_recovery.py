@@ -30,9 +30,14 @@ TOLERANCE = 0.125  # as LISA's hot-plug test: no rate 12.5 % below before (nor a
 # lowest rate a port reached under that load, so before and after compare the port's own recovery;
 # a recovery that loses a queue, a port or a doorbell still shows as a rate below the cap.
 TX_PPS = 100_000
+# io forwarding reaches no cap of that size: each forwarded burst of 4 costs the forwarding lcore a
+# trapped RX and TX doorbell, which bounds both ports to 120-150 kpps together, and that bound moves
+# with the machine's load (-13.7 % at one cycle with another test beside it, 2026-12-06). Its cap is
+# a sixth of that bound, so that io too compares the port's rate and not the machine's.
+IO_TX_PPS = 25_000
 # A measurement: the median of WINDOWS windows of WINDOW_S seconds. A window holds 50,000 frames of
-# a capped port and the cap's token bucket 1 ms of them, so a capped port's count moves by well
-# under 1 % from window to window; the median of 3 discards a window in which testpmd's lcore or
+# a capped txonly port (12,500 of an io one) and the cap's token bucket 1 ms of them, so a capped
+# port's count moves by well under 1 % from window to window; the median of 3 discards a window in which testpmd's lcore or
 # this script was descheduled, and a cycle that still misses is measured again, at most twice.
 WINDOWS = 3
 WINDOW_S = 0.5
@@ -47,7 +52,10 @@ NEW_PCI = "7870:0a:00.0"  # one cycle brings the VF back on another bus
 # doorbells thin out, the device becomes the bound again and io rates flipped by -61 % to +177 %
 # between cycles.
 RATE_OPTS = ["--burst=4", "--rxfreet=1"]
-RATE_EMU = ["--device-cpu", "0", "--tx-pps", str(TX_PPS)]
+
+
+def rate_emu(tx_pps=TX_PPS):
+    return ["--device-cpu", "0", "--tx-pps", str(tx_pps)]
 
 
 def expect_no_tx_errors(p, cycle):
@@ -86,14 +94,14 @@ def deviations(after, baseline):
     return tuple((a - b) / b for a, b in zip(after, baseline))
 
 
-def within(after, baseline, tolerance=TOLERANCE):
+def within(after, baseline, tx_pps=TX_PPS, tolerance=TOLERANCE):
     """Recovered: no rate more than `tolerance` below its baseline, measured once before the first
     removal (so a loss that accumulates over cycles is seen), and none more than `tolerance` above
     the larger of its baseline and the two ports' cap (so a rate past the cap is seen too). A rate
     above a baseline that stayed under the cap is a baseline taken while this 2-core machine was
     busy (CI saw a secondary-process baseline of 121 kpps against 197 kpps at the cap after the
     first recovery): it shows no fault of the recovery, which can only lose rate."""
-    cap = 2 * TX_PPS
+    cap = 2 * tx_pps
     return all(a >= b * (1 - tolerance) and a <= max(b, cap) * (1 + tolerance)
                for a, b in zip(after, baseline))
 
@@ -122,9 +130,9 @@ def await_recovery(p, mark):
                  "the removed VF's verbs objects to be freed", timeout=30)
 
 
-def recovery_cycles(mode_opts, start_cmd, prefix, directions):
+def recovery_cycles(mode_opts, start_cmd, prefix, directions, tx_pps=TX_PPS):
     """`directions`: 1 compares TX rates (txonly: testpmd does not poll RX), 2 TX and RX."""
-    p = testpmd_on_emu(["--ports", "2", "--wire", "pair", *RATE_EMU], prefix,
+    p = testpmd_on_emu(["--ports", "2", "--wire", "pair", *rate_emu(tx_pps)], prefix,
                        ["-i", "--no-rmv-interrupt", "--total-num-mbufs=8192", *RATE_OPTS, *mode_opts,
                         *PAIR_PEERS], interactive=True)
     p.wait_for(rf"Port 1: {emu_mac(1).upper()}")
@@ -135,7 +143,7 @@ def recovery_cycles(mode_opts, start_cmd, prefix, directions):
     baseline = medians(rate_samples(p, BASELINE_WINDOWS), directions)
     expect(min(baseline) > 0, f"no traffic before the first removal: {baseline}", p)
     report = ["baseline: " + ", ".join(f"{n} {b:.0f} pps" for n, b in zip(("tx", "rx"), baseline)) +
-              f" (median of {BASELINE_WINDOWS} windows of {WINDOW_S} s; cap {TX_PPS} pps a port)"]
+              f" (median of {BASELINE_WINDOWS} windows of {WINDOW_S} s; cap {tx_pps} pps a port)"]
     for cycle in range(1, CYCLES + 1):
         mark = len(p.lines)
         expect(emu_ctl(p, "remove", "0") == "ok VF 0 removed", "remove refused", p)
@@ -149,10 +157,10 @@ def recovery_cycles(mode_opts, start_cmd, prefix, directions):
             p.send(start_cmd)
         for attempt in range(1, 4):  # a loaded 2-core machine: measure again, at most twice
             after = medians(rate_samples(p), directions)
-            if within(after, baseline):
+            if within(after, baseline, tx_pps):
                 break
         report.append(describe(cycle, after, baseline, attempt))
-        expect(within(after, baseline),
+        expect(within(after, baseline, tx_pps),
                f"rates after recovery off the baseline by more than {TOLERANCE:.1%}:\n" +
                "\n".join(report), p)
         expect(live(p) == objects, f"cycle {cycle}: verbs objects {live(p)} != {objects}", p)
@@ -170,7 +178,7 @@ def test_txonly_recovers_across_20_cycles():
 
 
 def test_io_forwarding_recovers_across_20_cycles():
-    recovery_cycles(["--forward-mode=io"], "start tx_first", "mana-recovery-io", 2)
+    recovery_cycles(["--forward-mode=io"], "start tx_first", "mana-recovery-io", 2, IO_TX_PPS)
 
 
 def printed_tx_pps(p, blocks=5):
@@ -192,7 +200,7 @@ def test_secondary_resumes_after_recovery():
     common = ["--forward-mode=txonly", *RATE_OPTS, "--rxq=2", "--txq=2", "--num-procs=2",
               "--txonly-multi-flow",
               "--stats-period", "1", "--auto-start", "--no-rmv-interrupt", *PAIR_PEERS]
-    primary = testpmd_on_emu(["--ports", "2", "--wire", "pair", *RATE_EMU],
+    primary = testpmd_on_emu(["--ports", "2", "--wire", "pair", *rate_emu()],
                              "mana-recovery-mp",
                              [*common, "--proc-id=0"],
                              eal_extra=["-a", EMU_BDF, "--proc-type=primary"], secondaries=True,
