@@ -89,7 +89,7 @@ inline CqPoll cq_peek(const CompletionQueue& cq, const hw::Cqe** cqe) {
     case hw::CqeState::kValid:
       break;
   }
-  rte_rmb();
+  rte_io_rmb();  // dmb oshld on arm64; x86 keeps loads in order (doc/hardware.md §4.12)
   *cqe = e;
   return CqPoll::kValid;
 }

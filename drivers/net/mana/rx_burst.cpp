@@ -247,7 +247,7 @@ inline unsigned cq_ready(const RxQueue& q, Burst& b, unsigned max) {
       break;
     }
   }
-  rte_rmb();
+  rte_io_rmb();  // dmb oshld on arm64; x86 keeps loads in order (doc/hardware.md §4.12)
   return n;
 }
 
