@@ -9,6 +9,8 @@
 #                                                       instructions/packet per burst function
 #                                                       (valgrind), 64/512/1518 B, burst 32 and 8,
 #                                                       offloads off and on
+#   scripts/bench-cost.sh --callgrind [packets] --ptypes none   the application asks for no packet
+#                                                       types, as testpmd does (default: all)
 #   scripts/bench-cost.sh --callgrind [packets] --split  and a second table: each function's
 #                                                       instructions/packet by where they ran (the
 #                                                       driver's object, DPDK's libraries, the
@@ -147,10 +149,11 @@ if [ $# -gt 0 ] && [[ $1 != --* ]]; then
   packets=$1
   shift
 fi
-sizes="64 512 1518" bursts="32 8" split=0
+sizes="64 512 1518" bursts="32 8" split=0 ptypes=all
 while [ $# -gt 0 ]; do
   case "$1" in
     --split) split=1; shift; continue ;;
+    --ptypes) ptypes=$2 ;;
     --sizes) sizes=${2//,/ } ;;
     --bursts) bursts=${2//,/ } ;;
     *) die "--callgrind: unknown option $1" ;;
@@ -215,7 +218,7 @@ for size in $sizes; do
         cells=()
         for fn in bench_rx bench_tx; do
           out=$(callgrind_round $fn "$i" --size "$size" --burst "$burst" --offloads $offloads \
-            --packets "$packets" --file-prefix "mana-cost-cg-$$" 2>"$work/stderr") \
+            --packets "$packets" --ptypes "$ptypes" --file-prefix "mana-cost-cg-$$" 2>"$work/stderr") \
             || { cat "$work/stderr" >&2; die "$driver $size B burst $burst offloads $offloads failed"; }
           if [[ $out == n/a* ]]; then
             cells+=("${out}")

@@ -229,7 +229,7 @@ int orchestrate(const Options& o) {
 }
 
 // The child: `--round --pmd PLUGIN --size S --burst B --offloads on|off --packets N
-// --file-prefix P`, run under mana-emu run --lockstep.
+// --file-prefix P [--ptypes all|none]`, run under mana-emu run --lockstep.
 int round_main(const std::vector<std::string>& args) {
   RoundConfig c;
   for (size_t i = 0; i + 1 < args.size(); i += 2) {
@@ -248,6 +248,8 @@ int round_main(const std::vector<std::string>& args) {
       c.burst = static_cast<uint16_t>(n);
     } else if (k == "--packets" && parse_number(v, &n)) {
       c.packets = n;
+    } else if (k == "--ptypes" && (v == "all" || v == "none")) {
+      c.no_ptypes = v == "none";
     } else {
       return usage("--round: bad option " + k + " " + v);
     }

@@ -128,6 +128,11 @@ std::string configure(uint16_t port, const RoundConfig& c, rte_mempool* pool) {
     return "rte_eth_rx_queue_setup: " + std::string(strerror(-rc));
   if (int rc = rte_eth_tx_queue_setup(port, 0, kRingSize, rte_socket_id(), nullptr); rc != 0)
     return "rte_eth_tx_queue_setup: " + std::string(strerror(-rc));
+  // As testpmd does unless told otherwise: the application needs no packet types.
+  if (c.no_ptypes) {
+    if (int rc = rte_eth_dev_set_ptypes(port, RTE_PTYPE_UNKNOWN, nullptr, 0); rc != 0)
+      return "rte_eth_dev_set_ptypes: " + std::string(strerror(-rc));
+  }
   if (int rc = rte_eth_dev_start(port); rc != 0)
     return "rte_eth_dev_start: " + std::string(strerror(-rc));
   return "";

@@ -15,6 +15,7 @@ struct RoundConfig {
   uint16_t burst = 32;
   bool offloads = false;      // RX checksum + RSS hash, TX IPv4 + UDP checksum
   uint64_t packets = 100000;  // measured packets (after a warm-up of the same loop)
+  bool no_ptypes = false;     // rte_eth_dev_set_ptypes(RTE_PTYPE_UNKNOWN), as testpmd does
 };
 
 // Runs the round and prints its one result line to stdout (round_result.h); returns the process
