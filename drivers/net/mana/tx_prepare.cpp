@@ -130,6 +130,12 @@ constexpr FastCase fast_case_of(uint64_t f) {
 inline constexpr auto kFastCases = tx_csum_flags_table(fast_case_of);
 static_assert(sizeof(FastCase) == sizeof(uint32_t));
 
+// Any checksum request (L4, IP) or refused flag: what a packet that needs no work has none of.
+constexpr uint64_t kRequestOrRefusedFlags =
+    RTE_MBUF_F_TX_OFFLOAD_MASK & ~(RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IPV6 | RTE_MBUF_F_TX_VLAN);
+static_assert((kRefusedTxFlags & ~kRequestOrRefusedFlags) == 0 &&
+              (kRequestOrRefusedFlags & (RTE_MBUF_F_TX_L4_MASK | RTE_MBUF_F_TX_IP_CKSUM)) ==
+                  (RTE_MBUF_F_TX_L4_MASK | RTE_MBUF_F_TX_IP_CKSUM));
 // Anything outside the common case: other offload flags, a shared or chained mbuf.
 constexpr uint64_t kUncommonFlags = kRefusedTxFlags | RTE_MBUF_F_INDIRECT | RTE_MBUF_F_EXTERNAL;
 
@@ -150,10 +156,11 @@ inline TxPrepareRefusal prepare_one(const TxQueue& q, rte_mbuf* m, uint32_t mtu,
   static_assert(offsetof(rte_mbuf, nb_segs) == offsetof(rte_mbuf, refcnt) + sizeof(uint16_t));
   std::memcpy(&refcnt_segs, &m->refcnt, sizeof(refcnt_segs));
   constexpr uint32_t kOneSegUnshared = 1u | 1u << 16;  // little endian: refcnt 1, nb_segs 1
-  const FastCase c = kFastCases[(f >> kTxCsumFlagsShift) & 0x1F];
-  if (c.kind == kNoRequest && (f & kRefusedTxFlags) == 0 && m->nb_segs <= q.max_segs &&
-      m->pkt_len <= max_frame)
+  // No checksum request and no refused flag in one test (the IP version and VLAN flags alone ask
+  // for nothing to check), before the table lookup the requests need.
+  if ((f & kRequestOrRefusedFlags) == 0 && m->nb_segs <= q.max_segs && m->pkt_len <= max_frame)
     return kPrepareOk;
+  const FastCase c = kFastCases[(f >> kTxCsumFlagsShift) & 0x1F];
   const uint32_t lens = static_cast<uint32_t>(m->tx_offload);
   const uint32_t l2 = lens & kL2Mask;
   const uint32_t l3 = (lens >> kL3Shift) & kL3Mask;
