@@ -104,14 +104,24 @@ void free_descs(TxQueue& q, uint32_t first, uint32_t n) {
   static_assert(RTE_BYTE_ORDER == RTE_LITTLE_ENDIAN);
   rte_mbuf* batch[kFreeBatch];
   while (n != 0) {
-    const unsigned nb = RTE_MIN(n, kFreeBatch);
-    rte_mempool* pool = q.descs[first & q.desc_mask].mbuf->pool;
+    // Runs that do not wrap the descriptor ring: one pointer walks each.
+    const uint32_t at = first & q.desc_mask;
+    const unsigned nb = RTE_MIN(RTE_MIN(n, kFreeBatch), q.desc_mask + 1 - at);
+    TxDesc* const d = q.descs + at;
+    rte_mempool* const pool = d[0].mbuf->pool;
     uint64_t bad = 0;
-    for (unsigned k = 0; k < nb; k++) {
-      TxDesc& d = q.descs[(first + k) & q.desc_mask];
-      batch[k] = d.mbuf;
-      d.mbuf = nullptr;
-      bad |= q.fast_free ? d.bu - 1u : not_plain(batch[k], pool);
+    if (q.fast_free) {
+      for (unsigned k = 0; k < nb; k++) {
+        batch[k] = d[k].mbuf;
+        d[k].mbuf = nullptr;
+        bad |= d[k].bu - 1u;
+      }
+    } else {
+      for (unsigned k = 0; k < nb; k++) {
+        batch[k] = d[k].mbuf;
+        d[k].mbuf = nullptr;
+        bad |= not_plain(batch[k], pool);
+      }
     }
     if (bad == 0)
       rte_mempool_put_bulk(pool, reinterpret_cast<void**>(batch), nb);
