@@ -102,45 +102,61 @@ uint16_t post_short_wqes(TxQueue& q, const ProcessPrivate& pp, rte_mbuf** pkts, 
   const uint64_t oob_word =
       (uint64_t{q.oob.dw1} << 32) | hw::TxShortOob::SuppressCqe::set(q.oob.dw0, 1);
   const uint64_t seeded = q.seeded_flag;
+  const uint32_t ring_wqes = (ring_mask + 1) / hw::kBasicUnit;  // one basic unit each
   MrRange mr{};
   uint64_t bytes = 0;
   uint32_t i = 0;
-  for (; i < n; i++) {
-    rte_mbuf* m = pkts[i];
-    if (m->nb_segs != 1) {
-      q.stats.too_many_segs++;
-      break;
-    }
-    const uintptr_t addr = rte_pktmbuf_mtod(m, uintptr_t);
-    const uint32_t len = m->data_len;
-    if (!mr.covers(addr, len)) {
-      mr = segment_range(q, pp, m, addr);
-      if (mr.lkey == kInvalidLkey) {
-        q.stats.mr_miss++;
+  bool stopped = false;
+  // Runs where neither the SQ nor the descriptor ring wraps: a pointer walks each.
+  while (i < n && !stopped) {
+    const uint32_t bu0 = first_bu + i, desc0 = first_desc + i;
+    const uint32_t wqe0 = bu0 & (ring_wqes - 1);
+    const uint32_t run =
+        RTE_MIN(uint32_t{n} - i, RTE_MIN(ring_wqes - wqe0, desc_mask + 1 - (desc0 & desc_mask)));
+    auto* w = reinterpret_cast<uint64_t*>(ring + wqe0 * hw::kBasicUnit);
+    TxDesc* d = descs + (desc0 & desc_mask);
+    // bu 1, suppressed, start_bu: the descriptor's last 8 bytes, one store.
+    uint64_t meta = uint64_t{bu0} << 32 | 1u << 16 | 1u;
+    uint32_t k = 0;
+    for (; k < run; k++, w += hw::kBasicUnit / sizeof(uint64_t), d++, meta += uint64_t{1} << 32) {
+      rte_mbuf* m = pkts[i + k];
+      if (m->nb_segs != 1) {
+        q.stats.too_many_segs++;
+        stopped = true;
         break;
       }
+      const uintptr_t addr = rte_pktmbuf_mtod(m, uintptr_t);
+      const uint32_t len = m->data_len;
+      if (!mr.covers(addr, len)) {
+        mr = segment_range(q, pp, m, addr);
+        if (mr.lkey == kInvalidLkey) {
+          q.stats.mr_miss++;
+          stopped = true;
+          break;
+        }
+      }
+      uint64_t oob = oob_word;
+      if constexpr (kChecksum) {
+        const uint64_t f = m->ol_flags;
+        if (!checksum_ready(q, m, f, seeded)) {
+          stopped = true;
+          break;
+        }
+        // The TCP checksum bit of the looked-up word tells whether the NIC needs the offset.
+        const uint32_t bits = tx_csum_dw0_fast(f);
+        oob |= bits;
+        if (hw::TxShortOob::TcpCsum::get(bits))
+          oob |= uint64_t{hw::TxShortOob::TransportOffset::set(0, tx_l2_l3_len(m))} << 32;
+      }
+      w[0] = kHeaderWord;
+      w[1] = oob;
+      w[2] = addr;
+      w[3] = uint64_t{len} << 32 | mr.lkey;
+      d->mbuf = m;
+      std::memcpy(&d->bu, &meta, sizeof(meta));
+      bytes += m->pkt_len;
     }
-    uint64_t oob = oob_word;
-    if constexpr (kChecksum) {
-      const uint64_t f = m->ol_flags;
-      if (!checksum_ready(q, m, f, seeded)) break;
-      // The TCP checksum bit of the looked-up word tells whether the NIC needs the offset.
-      const uint32_t bits = tx_csum_dw0_fast(f);
-      oob |= bits;
-      if (hw::TxShortOob::TcpCsum::get(bits))
-        oob |= uint64_t{hw::TxShortOob::TransportOffset::set(0, tx_l2_l3_len(m))} << 32;
-    }
-    const uint32_t bu = first_bu + i;
-    auto* w = reinterpret_cast<uint64_t*>(ring + ((bu * hw::kBasicUnit) & ring_mask));
-    w[0] = kHeaderWord;
-    w[1] = oob;
-    w[2] = addr;
-    w[3] = uint64_t{len} << 32 | mr.lkey;
-    TxDesc& d = descs[(first_desc + i) & desc_mask];
-    d.mbuf = m;
-    const uint64_t meta = uint64_t{bu} << 32 | 1u << 16 | 1u;  // bu 1, suppressed, start_bu
-    std::memcpy(&d.bu, &meta, sizeof(meta));
-    bytes += m->pkt_len;
+    i += k;
   }
   if (i == n && n < nb_pkts) q.stats.ring_full++;
   q.sq.head_bu = first_bu + i;
