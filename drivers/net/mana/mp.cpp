@@ -320,11 +320,9 @@ void mp_detach_secondary(rte_eth_dev* dev) {
     QueueGate* gates[RTE_MAX_QUEUES_PER_PORT * 2];
     unsigned n = 0;
     for (uint16_t i = 0; i < nb_rx; i++)
-      if (auto* q = static_cast<RxQueue*>(dev->data->rx_queues[i]); q != nullptr)
-        gates[n++] = &q->gate;
+      if (auto* q = rxq_of(dev, i); q != nullptr) gates[n++] = &q->gate;
     for (uint16_t i = 0; i < nb_tx; i++)
-      if (auto* q = static_cast<TxQueue*>(dev->data->tx_queues[i]); q != nullptr)
-        gates[n++] = &q->gate;
+      if (auto* q = txq_of(dev, i); q != nullptr) gates[n++] = &q->gate;
     if (!gates_close_for_process(pp->bursts_open, gates, n, kGateTimeoutMs))
       MANA_DRV_LOG(ERR,
                    "port %u: a burst of this process stayed inside a queue for %u ms: "

@@ -35,7 +35,7 @@ int write_mtu(rte_eth_dev* dev, uint16_t mtu) {
 int rx_queue_short_of(const rte_eth_dev* dev, uint16_t mtu) {
   for (uint16_t i = 0; i < dev->data->nb_rx_queues; i++) {
     // In data room (headroom included), as rx_queue_setup says it: one measure for both.
-    const auto* q = static_cast<const RxQueue*>(dev->data->rx_queues[i]);
+    const auto* q = rxq_of(dev, i);
     if (q != nullptr && q->buf_len + RTE_PKTMBUF_HEADROOM < rx_data_room_for(mtu)) return i;
   }
   return -1;
@@ -46,7 +46,7 @@ void mtu_warn_short_buffers(const rte_eth_dev* dev) {
   const int i = rx_queue_short_of(dev, mtu);
   char owner[RTE_ETH_MAX_OWNER_NAME_LEN];
   if (i < 0 || !port_owner_name(dev->data->port_id, owner, sizeof(owner))) return;
-  const auto* q = static_cast<const RxQueue*>(dev->data->rx_queues[i]);
+  const auto* q = rxq_of(dev, i);
   MANA_DRV_LOG(WARNING,
                "port %u: MTU %u from the port's owner (%s) is taken although RX queue %u's "
                "buffers hold frames of up to %u bytes, not the MTU's %u (no scattered RX): "
@@ -68,7 +68,7 @@ int mtu_set(rte_eth_dev* dev, uint16_t mtu) {
   // A port another driver owns takes it anyway (mtu_warn_short_buffers says so at its start).
   if (const int i = rx_queue_short_of(dev, mtu);
       i >= 0 && !owned_by_another_driver(dev->data->port_id)) {
-    const auto* q = static_cast<const RxQueue*>(dev->data->rx_queues[i]);
+    const auto* q = rxq_of(dev, i);
     const uint32_t needed = rx_data_room_for(mtu);
     MANA_DRV_LOG(ERR,
                  "port %u: MTU %u needs a mempool data room of %u bytes (MTU %u + %u, "

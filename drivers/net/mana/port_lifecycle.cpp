@@ -132,11 +132,11 @@ template <typename F>
 void for_each_gate(rte_eth_dev* dev, F f, bool only_started = false) {
   const rte_eth_dev_data& d = *dev->data;
   for (uint16_t i = 0; i < d.nb_rx_queues; i++)
-    if (auto* q = static_cast<RxQueue*>(d.rx_queues[i]);
+    if (auto* q = rxq_of(dev, i);
         q != nullptr && (!only_started || d.rx_queue_state[i] == RTE_ETH_QUEUE_STATE_STARTED))
       f(q->gate);
   for (uint16_t i = 0; i < d.nb_tx_queues; i++)
-    if (auto* q = static_cast<TxQueue*>(d.tx_queues[i]);
+    if (auto* q = txq_of(dev, i);
         q != nullptr && (!only_started || d.tx_queue_state[i] == RTE_ETH_QUEUE_STATE_STARTED))
       f(q->gate);
 }

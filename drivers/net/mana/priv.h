@@ -147,7 +147,6 @@ struct alignas(RTE_CACHE_LINE_SIZE) RxQueue {
   uint16_t queue_id;
   // Cache line 2 on.
   uint32_t recycled;  // consumed WQEs whose buffer waits in its slot (tagged) for the refill
-  bool no_l3_ptype;   // the port's, copied at setup and by rx_ptypes_set; read by decode_meta
   RxMeta meta;
   RxQueueStats stats;
   PortPriv* priv;
@@ -300,11 +299,11 @@ inline TxQueue* txq_of(const rte_eth_dev* dev, uint16_t idx) {
   return static_cast<TxQueue*>(dev->data->tx_queues[idx]);
 }
 
-// A port id as the argument of an EAL alarm callback, and back.
-inline void* port_alarm_arg(uint16_t port_id) {
+// A port id as the argument of an EAL alarm or interrupt callback, and back.
+inline void* port_callback_arg(uint16_t port_id) {
   return reinterpret_cast<void*>(static_cast<uintptr_t>(port_id));
 }
-inline uint16_t port_of_alarm_arg(void* arg) {
+inline uint16_t port_of_callback_arg(void* arg) {
   return static_cast<uint16_t>(reinterpret_cast<uintptr_t>(arg));
 }
 

@@ -20,7 +20,7 @@ void name_variant(rte_eth_burst_mode* mode, std::initializer_list<std::pair<bool
 }  // namespace
 
 void rxq_info_get(rte_eth_dev* dev, uint16_t idx, rte_eth_rxq_info* info) {
-  const auto& q = *static_cast<const RxQueue*>(dev->data->rx_queues[idx]);
+  const auto& q = *rxq_of(dev, idx);
   info->mp = q.mp;
   info->nb_desc = static_cast<uint16_t>(q.nb_desc);
   info->rx_buf_size = static_cast<uint16_t>(q.buf_len);
@@ -32,7 +32,7 @@ void rxq_info_get(rte_eth_dev* dev, uint16_t idx, rte_eth_rxq_info* info) {
 }
 
 void txq_info_get(rte_eth_dev* dev, uint16_t idx, rte_eth_txq_info* info) {
-  const auto& q = *static_cast<const TxQueue*>(dev->data->tx_queues[idx]);
+  const auto& q = *txq_of(dev, idx);
   info->nb_desc = static_cast<uint16_t>(q.nb_desc);
   info->conf.tx_rs_thresh = q.rs_thresh;
   info->conf.tx_free_thresh = q.free_thresh;

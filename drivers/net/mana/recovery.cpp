@@ -47,7 +47,7 @@ void set_state(PortPriv& priv, Recovery r) { store(priv.recovery, static_cast<ui
 void step(void* arg);
 
 void schedule(uint16_t port_id, uint64_t us) {
-  if (int rc = rte_eal_alarm_set(us, step, port_alarm_arg(port_id)); rc != 0)
+  if (int rc = rte_eal_alarm_set(us, step, port_callback_arg(port_id)); rc != 0)
     MANA_DRV_LOG(ERR, "port %u: cannot schedule the recovery from the VF removal: %s", port_id,
                  strerror(-rc));
 }
@@ -159,7 +159,7 @@ void fail(rte_eth_dev* dev) {
 // The EAL interrupt thread reads the verbs async fd; a fatal event (the VF is gone) starts the
 // recovery.
 void on_async_event(void* arg) {
-  const uint16_t port_id = port_of_alarm_arg(arg);
+  const uint16_t port_id = port_of_callback_arg(arg);
   rte_eth_dev* dev = &rte_eth_devices[port_id];
   PortPriv* priv = priv_of(dev);
   ibv_async_event event;
@@ -177,7 +177,7 @@ void on_async_event(void* arg) {
 // One recovery step, on the EAL interrupt thread; an alarm, so the async-event handler of the old
 // context may be unregistered here.
 void step(void* arg) {
-  const uint16_t port_id = port_of_alarm_arg(arg);
+  const uint16_t port_id = port_of_callback_arg(arg);
   rte_eth_dev* dev = &rte_eth_devices[port_id];
   PortPriv& priv = *priv_of(dev);
   if (load(priv.in_control) != 0) return;  // recovery_control_end schedules the next step
@@ -297,7 +297,7 @@ void recovery_control_begin(rte_eth_dev* dev) {
   PortPriv& priv = *priv_of(dev);
   store(priv.in_control, 1);
   // Waits for a step running on the interrupt thread (unless this is that thread).
-  rte_eal_alarm_cancel(step, port_alarm_arg(priv.port_id));
+  rte_eal_alarm_cancel(step, port_callback_arg(priv.port_id));
 }
 
 void recovery_control_end(rte_eth_dev* dev) {
@@ -309,7 +309,7 @@ void recovery_control_end(rte_eth_dev* dev) {
 
 void recovery_cancel(rte_eth_dev* dev) {
   PortPriv& priv = *priv_of(dev);
-  rte_eal_alarm_cancel(step, port_alarm_arg(priv.port_id));
+  rte_eal_alarm_cancel(step, port_callback_arg(priv.port_id));
   set_state(priv, Recovery::kNone);
 }
 

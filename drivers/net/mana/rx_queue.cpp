@@ -282,7 +282,6 @@ int rx_queue_setup(rte_eth_dev* dev, uint16_t idx, uint16_t nb_desc, unsigned so
   q->queue_id = idx;
   q->mp = mp;
   q->priv = priv;
-  q->no_l3_ptype = priv->no_l3_ptype;
   q->socket = sock;
   q->deferred_start = conf->rx_deferred_start;
   mr_queue_cache_reset(q->mr);
@@ -337,13 +336,11 @@ void rx_queues_stop(rte_eth_dev* dev) {
 
 int rx_ptypes_set(rte_eth_dev* dev, uint32_t ptype_mask) {
   PortPriv& priv = *priv_of(dev);
-  priv.no_l3_ptype = (ptype_mask & RTE_PTYPE_L3_MASK) == 0;
+  __atomic_store_n(&priv.no_l3_ptype, (ptype_mask & RTE_PTYPE_L3_MASK) == 0, __ATOMIC_RELAXED);
   for (uint16_t i = 0; i < dev->data->nb_rx_queues; i++) {
-    RxQueue* q = rxq_of(dev, i);
-    if (q == nullptr) continue;
-    __atomic_store_n(&q->no_l3_ptype, priv.no_l3_ptype, __ATOMIC_RELAXED);
     // The decoded metadata of the last CQE flags no longer holds: the next CQE decodes again.
-    __atomic_store_n(&q->meta.variant, uint8_t{0}, __ATOMIC_RELAXED);
+    if (RxQueue* q = rxq_of(dev, i); q != nullptr)
+      __atomic_store_n(&q->meta.variant, uint8_t{0}, __ATOMIC_RELAXED);
   }
   MANA_DRV_LOG(INFO, "port %u: L3 packet types %s", priv.port_id,
                priv.no_l3_ptype ? "off (no frame is read for them)" : "on");

@@ -69,13 +69,6 @@ uint64_t at(const void* stats, size_t offset) {
   return v;
 }
 
-const RxQueue* rxq(const rte_eth_dev* dev, unsigned i) {
-  return static_cast<const RxQueue*>(dev->data->rx_queues[i]);
-}
-const TxQueue* txq(const rte_eth_dev* dev, unsigned i) {
-  return static_cast<const TxQueue*>(dev->data->tx_queues[i]);
-}
-
 // The port's own xstats at the end: hc_rx_discards_no_wqe, tx_stall_resets.
 constexpr unsigned kPortXstats = 2;
 
@@ -91,7 +84,7 @@ void for_each_xstat(const rte_eth_dev* dev, Emit emit) {
   static const TxQueueStats kZeroTx{};
   char name[RTE_ETH_XSTATS_NAME_SIZE];
   for (unsigned i = 0; i < dev->data->nb_rx_queues; i++) {
-    const RxQueueStats& s = rxq(dev, i) ? rxq(dev, i)->stats : kZeroRx;
+    const RxQueueStats& s = rxq_of(dev, i) ? rxq_of(dev, i)->stats : kZeroRx;
     for (const Counter& c : kRxQueueCounters) {
       snprintf(name, sizeof(name), "rx_q%u_%s", i, c.name);
       emit(name, at(&s, c.offset));
@@ -100,12 +93,12 @@ void for_each_xstat(const rte_eth_dev* dev, Emit emit) {
   for (unsigned k = 0; k < kRxCqeErrorKinds; k++) {
     uint64_t sum = 0;
     for (unsigned i = 0; i < dev->data->nb_rx_queues; i++)
-      if (rxq(dev, i)) sum += rxq(dev, i)->stats.cqe_errors[k];
+      if (rxq_of(dev, i)) sum += rxq_of(dev, i)->stats.cqe_errors[k];
     snprintf(name, sizeof(name), "rx_cqe_%s_errors", kRxCqeNames[k]);
     emit(name, sum);
   }
   for (unsigned i = 0; i < dev->data->nb_tx_queues; i++) {
-    const TxQueueStats& s = txq(dev, i) ? txq(dev, i)->stats : kZeroTx;
+    const TxQueueStats& s = txq_of(dev, i) ? txq_of(dev, i)->stats : kZeroTx;
     for (const Counter& c : kTxQueueCounters) {
       snprintf(name, sizeof(name), "tx_q%u_%s", i, c.name);
       emit(name, at(&s, c.offset));
@@ -114,7 +107,7 @@ void for_each_xstat(const rte_eth_dev* dev, Emit emit) {
   for (unsigned k = 0; k < kTxCqeErrorKinds; k++) {
     uint64_t sum = 0;
     for (unsigned i = 0; i < dev->data->nb_tx_queues; i++)
-      if (txq(dev, i)) sum += txq(dev, i)->stats.cqe_errors[k];
+      if (txq_of(dev, i)) sum += txq_of(dev, i)->stats.cqe_errors[k];
     snprintf(name, sizeof(name), "tx_cqe_%s_errors", kTxCqeNames[k]);
     emit(name, sum);
   }
@@ -129,7 +122,7 @@ void for_each_xstat(const rte_eth_dev* dev, Emit emit) {
 int stats_get(rte_eth_dev* dev, rte_eth_stats* st, compat::QueueStats* qs) {
   uint64_t nombuf = 0;
   for (unsigned i = 0; i < dev->data->nb_rx_queues; i++) {
-    const RxQueue* q = rxq(dev, i);
+    const RxQueue* q = rxq_of(dev, i);
     if (q == nullptr) continue;
     st->ipackets += q->stats.packets;
     st->ibytes += q->stats.bytes;
@@ -144,7 +137,7 @@ int stats_get(rte_eth_dev* dev, rte_eth_stats* st, compat::QueueStats* qs) {
   st->rx_nombuf = nombuf;
   st->imissed = hw_rx_missed(*static_cast<PortPriv*>(dev->data->dev_private));
   for (unsigned i = 0; i < dev->data->nb_tx_queues; i++) {
-    const TxQueue* q = txq(dev, i);
+    const TxQueue* q = txq_of(dev, i);
     if (q == nullptr) continue;
     st->opackets += q->stats.packets;
     st->obytes += q->stats.bytes;
@@ -161,9 +154,9 @@ int stats_reset(rte_eth_dev* dev) {
   hw_counters_reset(*static_cast<PortPriv*>(dev->data->dev_private));
   __atomic_store_n(&priv_of(dev)->tx_stall_resets, 0, __ATOMIC_RELAXED);
   for (unsigned i = 0; i < dev->data->nb_rx_queues; i++)
-    if (auto* q = static_cast<RxQueue*>(dev->data->rx_queues[i])) q->stats = RxQueueStats{};
+    if (auto* q = rxq_of(dev, i)) q->stats = RxQueueStats{};
   for (unsigned i = 0; i < dev->data->nb_tx_queues; i++)
-    if (auto* q = static_cast<TxQueue*>(dev->data->tx_queues[i])) q->stats = TxQueueStats{};
+    if (auto* q = txq_of(dev, i)) q->stats = TxQueueStats{};
   return 0;
 }
 

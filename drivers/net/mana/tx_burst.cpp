@@ -349,7 +349,7 @@ eth_tx_burst_t select_tx_burst(uint64_t tx_offloads, bool long_oob) {
 eth_tx_burst_t select_port_tx_burst(const rte_eth_dev* dev) {
   bool long_oob = false;
   for (uint16_t i = 0; i < dev->data->nb_tx_queues; i++) {
-    const auto* q = static_cast<const TxQueue*>(dev->data->tx_queues[i]);
+    const auto* q = txq_of(dev, i);
     if (q != nullptr && q->oob.oob_size != hw::kShortOobSize) long_oob = true;
   }
   return select_tx_burst(dev->data->dev_conf.txmode.offloads, long_oob);

@@ -20,7 +20,7 @@ uint64_t period_us(const PortPriv& priv) { return uint64_t{priv.tx_stall_timeout
 void check(void* arg);
 
 void schedule(const PortPriv& priv) {
-  if (int rc = rte_eal_alarm_set(period_us(priv), check, port_alarm_arg(priv.port_id)); rc != 0)
+  if (int rc = rte_eal_alarm_set(period_us(priv), check, port_callback_arg(priv.port_id)); rc != 0)
     MANA_DRV_LOG(ERR, "port %u: cannot arm the TX stall watchdog: %s", priv.port_id, strerror(-rc));
 }
 
@@ -33,7 +33,7 @@ T peek(const T& field) {
 
 void watch_all(rte_eth_dev* dev, uint64_t now) {
   for (uint16_t i = 0; i < dev->data->nb_tx_queues; i++)
-    if (auto* q = static_cast<TxQueue*>(dev->data->tx_queues[i]))
+    if (auto* q = txq_of(dev, i))
       q->stall_watch = TxStallWatch{peek(q->desc_tail), peek(q->stats.ring_full), now};
 }
 
@@ -41,7 +41,7 @@ void watch_all(rte_eth_dev* dev, uint64_t now) {
 int stalled_queue(rte_eth_dev* dev, uint64_t now, uint64_t timeout) {
   int found = -1;
   for (uint16_t i = 0; i < dev->data->nb_tx_queues; i++) {
-    auto* q = static_cast<TxQueue*>(dev->data->tx_queues[i]);
+    auto* q = txq_of(dev, i);
     if (q == nullptr || dev->data->tx_queue_state[i] != RTE_ETH_QUEUE_STATE_STARTED) continue;
     if (tx_stall_seen(q->stall_watch, peek(q->desc_head), peek(q->desc_tail),
                       peek(q->stats.ring_full), now, timeout) &&
@@ -53,7 +53,7 @@ int stalled_queue(rte_eth_dev* dev, uint64_t now, uint64_t timeout) {
 
 // The alarm, on the EAL interrupt thread (as recovery's steps: they never run at the same time).
 void check(void* arg) {
-  const uint16_t port_id = port_of_alarm_arg(arg);
+  const uint16_t port_id = port_of_callback_arg(arg);
   rte_eth_dev* dev = &rte_eth_devices[port_id];
   PortPriv& priv = *priv_of(dev);
   const uint64_t now = rte_get_timer_cycles();
@@ -99,7 +99,7 @@ void tx_watchdog_start(rte_eth_dev* dev) {
 
 void tx_watchdog_stop(rte_eth_dev* dev) {
   if (rte_eal_process_type() != RTE_PROC_PRIMARY) return;
-  rte_eal_alarm_cancel(check, port_alarm_arg(priv_of(dev)->port_id));
+  rte_eal_alarm_cancel(check, port_callback_arg(priv_of(dev)->port_id));
 }
 
 }  // namespace mana
