@@ -32,13 +32,15 @@ TOLERANCE = 0.125  # as LISA's hot-plug test: no rate 12.5 % below before (nor a
 TX_PPS = 100_000
 # io forwarding reaches no cap of that size: each forwarded burst of 4 costs the forwarding lcore a
 # trapped RX and TX doorbell, which bounds both ports to 120-150 kpps together, and that bound moves
-# with the machine's load (-13.7 % at one cycle with another test beside it, 2026-12-06). Its cap is
-# a sixth of that bound, so that io too compares the port's rate and not the machine's.
+# with the machine's load (-13.7 % at one cycle with another test beside it, 2026-12-06). Its cap
+# puts both ports at 50 kpps, a third of that bound or less, so that io too compares the port's rate
+# and not the machine's.
 IO_TX_PPS = 25_000
 # A measurement: the median of WINDOWS windows of WINDOW_S seconds. A window holds 50,000 frames of
 # a capped txonly port (12,500 of an io one) and the cap's token bucket 1 ms of them, so a capped
-# port's count moves by well under 1 % from window to window; the median of 3 discards a window in which testpmd's lcore or
-# this script was descheduled, and a cycle that still misses is measured again, at most twice.
+# port's count moves by well under 1 % from window to window; the median of 3 discards a window in
+# which testpmd's lcore or this script was descheduled, and a cycle that still misses is measured
+# again, at most twice.
 WINDOWS = 3
 WINDOW_S = 0.5
 BASELINE_WINDOWS = 10  # the one baseline: twice as many windows
@@ -132,7 +134,8 @@ def await_recovery(p, mark):
 
 def recovery_cycles(mode_opts, start_cmd, prefix, directions, tx_pps=TX_PPS):
     """`directions`: 1 compares TX rates (txonly: testpmd does not poll RX), 2 TX and RX."""
-    p = testpmd_on_emu(["--ports", "2", "--wire", "pair", *rate_emu(tx_pps)], prefix,
+    p = testpmd_on_emu(["--ports", "2", "--wire", "pair", *rate_emu(tx_pps)],
+                       prefix,
                        ["-i", "--no-rmv-interrupt", "--total-num-mbufs=8192", *RATE_OPTS, *mode_opts,
                         *PAIR_PEERS], interactive=True)
     p.wait_for(rf"Port 1: {emu_mac(1).upper()}")
