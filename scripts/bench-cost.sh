@@ -11,6 +11,13 @@
 #                                                       offloads off and on
 #   scripts/bench-cost.sh --callgrind [packets] --ptypes none   the application asks for no packet
 #                                                       types, as testpmd does (default: all)
+#   scripts/bench-cost.sh [--callgrind [packets]] --fast-free on   TX queues with MBUF_FAST_FREE
+#                                                       where the driver offers it, as testpmd
+#                                                       asks (default: off)
+#   scripts/bench-cost.sh [--callgrind [packets]] --prepare off|apart   rte_eth_tx_burst alone:
+#                                                       without rte_eth_tx_prepare (off), or on
+#                                                       packets it prepared outside the measured
+#                                                       call (apart); default: on, both measured
 #   scripts/bench-cost.sh --callgrind [packets] --split  and a second table: each function's
 #                                                       instructions/packet by where they ran (the
 #                                                       driver's object, DPDK's libraries, the
@@ -149,11 +156,13 @@ if [ $# -gt 0 ] && [[ $1 != --* ]]; then
   packets=$1
   shift
 fi
-sizes="64 512 1518" bursts="32 8" split=0 ptypes=all
+sizes="64 512 1518" bursts="32 8" split=0 ptypes=all fast_free=off prepare=on
 while [ $# -gt 0 ]; do
   case "$1" in
     --split) split=1; shift; continue ;;
     --ptypes) ptypes=$2 ;;
+    --fast-free) fast_free=$2 ;;
+    --prepare) prepare=$2 ;;
     --sizes) sizes=${2//,/ } ;;
     --bursts) bursts=${2//,/ } ;;
     *) die "--callgrind: unknown option $1" ;;
@@ -218,7 +227,7 @@ for size in $sizes; do
         cells=()
         for fn in bench_rx bench_tx; do
           out=$(callgrind_round $fn "$i" --size "$size" --burst "$burst" --offloads $offloads \
-            --packets "$packets" --ptypes "$ptypes" --file-prefix "mana-cost-cg-$$" 2>"$work/stderr") \
+            --packets "$packets" --ptypes "$ptypes" --fast-free "$fast_free" --prepare "$prepare" --file-prefix "mana-cost-cg-$$" 2>"$work/stderr") \
             || { cat "$work/stderr" >&2; die "$driver $size B burst $burst offloads $offloads failed"; }
           if [[ $out == n/a* ]]; then
             cells+=("${out}")

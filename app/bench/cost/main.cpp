@@ -49,7 +49,16 @@ struct Options {
   std::vector<unsigned> sizes = {64, 512, 1518};
   std::vector<unsigned> bursts = {32, 8};
   bool smoke = false;
+  std::vector<std::string> round_options;  // --ptypes, --fast-free, --prepare: passed to each round
 };
+
+// The round options the parent passes through unchanged, with their values.
+bool is_round_switch(const std::string& k, const std::string& v) {
+  if (k == "--ptypes") return v == "all" || v == "none";
+  if (k == "--fast-free") return v == "on" || v == "off";
+  if (k == "--prepare") return v == "on" || v == "off" || v == "apart";
+  return false;
+}
 
 struct Config {
   unsigned size, burst;
@@ -67,7 +76,8 @@ int usage(const std::string& why) {
       stderr,
       "mana_cost_bench: %s\nusage: mana_cost_bench --pmd NAME=PLUGIN [--pmd ...] "
       "[--via NAME=PROGRAM] [--rounds N] [--packets N] [--sizes 64,512,1518] [--bursts 32,8] "
-      "[--mana-emu PATH] [--smoke]\n",
+      "[--ptypes all|none] [--fast-free on|off] [--prepare on|off|apart] [--mana-emu PATH] "
+      "[--smoke]\n",
       why.c_str());
   return 2;
 }
@@ -153,6 +163,7 @@ void measure(const Options& o, const Driver& d, const Config& c, unsigned round,
                                                "--file-prefix",
                                                prefix};
   args.insert(args.end(), round_args.begin(), round_args.end());
+  args.insert(args.end(), o.round_options.begin(), o.round_options.end());
   int status = 0;
   const std::string out = run_captured(args, &status);
   RoundResult r;
@@ -229,7 +240,8 @@ int orchestrate(const Options& o) {
 }
 
 // The child: `--round --pmd PLUGIN --size S --burst B --offloads on|off --packets N
-// --file-prefix P [--ptypes all|none]`, run under mana-emu run --lockstep.
+// --file-prefix P [--ptypes all|none] [--fast-free on|off] [--prepare on|off|apart]`, run under
+// mana-emu run --lockstep.
 int round_main(const std::vector<std::string>& args) {
   RoundConfig c;
   for (size_t i = 0; i + 1 < args.size(); i += 2) {
@@ -250,6 +262,12 @@ int round_main(const std::vector<std::string>& args) {
       c.packets = n;
     } else if (k == "--ptypes" && (v == "all" || v == "none")) {
       c.no_ptypes = v == "none";
+    } else if (k == "--fast-free" && (v == "on" || v == "off")) {
+      c.fast_free = v == "on";
+    } else if (k == "--prepare" && (v == "on" || v == "off" || v == "apart")) {
+      c.prepare = v == "on"    ? RoundConfig::Prepare::kWith
+                  : v == "off" ? RoundConfig::Prepare::kNone
+                               : RoundConfig::Prepare::kApart;
     } else {
       return usage("--round: bad option " + k + " " + v);
     }
@@ -299,6 +317,8 @@ int main(int argc, char** argv) {
         return usage("--sizes: frame sizes 64..1518");
     } else if (k == "--bursts") {
       if (!parse_list(v, 64, &o.bursts)) return usage("--bursts: bursts 1..64");
+    } else if (is_round_switch(k, v)) {
+      o.round_options.insert(o.round_options.end(), {k, v});
     } else {
       return usage("bad option " + k + " " + v);
     }

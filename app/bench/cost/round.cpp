@@ -41,9 +41,13 @@ struct Totals {
 
 }  // namespace
 
+namespace {
+bool g_prepare = true;  // rte_eth_tx_prepare inside bench_tx (the round's --prepare on)
+}  // namespace
+
 // Out of line and with C names: the callgrind toggles of scripts/bench-cost.sh.
 extern "C" __attribute__((noinline)) uint16_t bench_tx(uint16_t port, rte_mbuf** pkts, uint16_t n) {
-  const uint16_t ok = rte_eth_tx_prepare(port, 0, pkts, n);
+  const uint16_t ok = g_prepare ? rte_eth_tx_prepare(port, 0, pkts, n) : n;
   return rte_eth_tx_burst(port, 0, pkts, ok);
 }
 
@@ -122,6 +126,7 @@ std::string configure(uint16_t port, const RoundConfig& c, rte_mempool* pool) {
         (RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP) & info.flow_type_rss_offloads;
     conf.txmode.offloads = kTxOffloads;
   }
+  if (c.fast_free) conf.txmode.offloads |= info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE;
   if (int rc = rte_eth_dev_configure(port, 1, 1, &conf); rc != 0)
     return "rte_eth_dev_configure: " + std::string(strerror(-rc));
   if (int rc = rte_eth_rx_queue_setup(port, 0, kRingSize, rte_socket_id(), nullptr, pool); rc != 0)
@@ -159,6 +164,9 @@ bool forward(uint16_t port, const RoundConfig& c, rte_mempool* pool, const rte_e
       pkts[n] = m;
     }
     for (uint16_t i = 0; i < n; i++) mark_tx(pkts[i], c.offloads);
+    if (c.prepare == RoundConfig::Prepare::kApart &&
+        rte_eth_tx_prepare(port, 0, pkts.data(), n) != n)
+      return fail("rte_eth_tx_prepare refused a packet") == 0;
     uint64_t t0 = rte_rdtsc();
     const uint16_t sent = bench_tx(port, pkts.data(), n);
     uint64_t t1 = rte_rdtsc();
@@ -185,6 +193,7 @@ bool forward(uint16_t port, const RoundConfig& c, rte_mempool* pool, const rte_e
 }  // namespace
 
 int run_round(const RoundConfig& c) {
+  g_prepare = c.prepare == RoundConfig::Prepare::kWith;
   auto step = reinterpret_cast<StepFn>(dlsym(RTLD_DEFAULT, "mana_emu_step"));
   if (step == nullptr || step() < 0)
     return fail(

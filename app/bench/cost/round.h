@@ -16,6 +16,13 @@ struct RoundConfig {
   bool offloads = false;      // RX checksum + RSS hash, TX IPv4 + UDP checksum
   uint64_t packets = 100000;  // measured packets (after a warm-up of the same loop)
   bool no_ptypes = false;     // rte_eth_dev_set_ptypes(RTE_PTYPE_UNKNOWN), as testpmd does
+  // RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE when the driver offers it, as testpmd asks by default.
+  bool fast_free = false;
+  // rte_eth_tx_prepare before each rte_eth_tx_burst: measured with it (kWith), not called
+  // (kNone), or called outside the measured call (kApart: the burst's own cost on prepared
+  // packets).
+  enum class Prepare : uint8_t { kWith, kNone, kApart };
+  Prepare prepare = Prepare::kWith;
 };
 
 // Runs the round and prints its one result line to stdout (round_result.h); returns the process

@@ -167,8 +167,9 @@ static_assert(offsetof(RxQueue, buf_len) + sizeof(uint32_t) <= kHotLine);
 static_assert(offsetof(RxQueue, rq) == kHotLine);
 static_assert(offsetof(RxQueue, queue_id) + sizeof(uint16_t) <= 2 * kHotLine);
 
+// What the completion path needs of a posted WQE. Its mbuf sits at the same index of the queue's
+// mbuf ring, apart: completed mbufs go back to their pool straight from that ring, in bulk.
 struct TxDesc {
-  rte_mbuf* mbuf;
   uint16_t bu;          // basic units of its WQE
   uint16_t suppressed;  // posted with CQE suppression: completes with a later CQE
   uint32_t start_bu;    // where its WQE starts (free-running basic units)
@@ -194,12 +195,14 @@ struct alignas(RTE_CACHE_LINE_SIZE) TxQueue {
   uint8_t fast_free;        // RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE: completed mbufs go back in bulk
   uint16_t port_id;
   WorkQueue sq;
-  // line 1: descriptors, the completion queue, the OOB template
+  // line 1: descriptors and their mbufs, the completion queue, the OOB template
   TxDesc* descs;
+  rte_mbuf** mbufs;  // entry i: the packet of descriptor i
   CompletionQueue cq;
   TxOobTemplate oob;
+  // line 2: the port, checksum seed mark and segment limits, then the per-queue MR cache (read per
+  // burst)
   PortPriv* priv;
-  // line 2: checksum seed mark and segment limits, then the per-queue MR cache (read per burst)
   uint64_t seeded_flag;  // mbuf dynflag tx_prepare sets on seeded packets (0: none registered)
   uint32_t max_sge;
   uint32_t max_segs;  // segments a packet may have: max_sge with MULTI_SEGS, else 1
@@ -219,10 +222,10 @@ struct alignas(RTE_CACHE_LINE_SIZE) TxQueue {
 static_assert(offsetof(TxQueue, sq) + sizeof(WorkQueue) <= kHotLine,
               "ring positions, thresholds and the SQ share the first cache line");
 static_assert(offsetof(TxQueue, descs) == kHotLine &&
-                  offsetof(TxQueue, priv) + sizeof(PortPriv*) <= 2 * kHotLine,
-              "descriptors, CQ and OOB template share the second cache line");
-static_assert(offsetof(TxQueue, seeded_flag) == 2 * kHotLine,
-              "the seed mark and segment limits start the third cache line");
+                  offsetof(TxQueue, oob) + sizeof(TxOobTemplate) <= 2 * kHotLine,
+              "descriptors, mbufs, CQ and OOB template share the second cache line");
+static_assert(offsetof(TxQueue, priv) == 2 * kHotLine,
+              "the port, seed mark and segment limits start the third cache line");
 
 struct PortPriv {
   ibv_context* ctx;

@@ -22,9 +22,8 @@ inline rte_mempool* data_pool(const rte_mbuf* seg) {
   return rte_mbuf_from_indirect(const_cast<rte_mbuf*>(seg))->pool;
 }
 
-static_assert(offsetof(TxDesc, suppressed) == offsetof(TxDesc, bu) + 2 &&
-              offsetof(TxDesc, start_bu) == offsetof(TxDesc, bu) + 4 &&
-              sizeof(TxDesc) == offsetof(TxDesc, bu) + 8);
+static_assert(offsetof(TxDesc, bu) == 0 && offsetof(TxDesc, suppressed) == 2 &&
+              offsetof(TxDesc, start_bu) == 4 && sizeof(TxDesc) == 8);
 
 inline uint32_t free_descs(const TxQueue& q) {
   return q.desc_mask + 1 - (q.desc_head - q.desc_tail);
@@ -79,9 +78,86 @@ __attribute__((noinline)) bool tso_ready(TxQueue& q, rte_mbuf* m) {
   return false;
 }
 
+// The short OOB of a packet with checksum requests `f`: the template's words, the checksum bits,
+// and the transport offset where the NIC needs it (the TCP checksum bit of the looked-up word).
+inline uint64_t checksum_oob(uint64_t oob_word, const rte_mbuf* m, uint64_t f) {
+  const uint32_t bits = tx_csum_dw0_fast(f);
+  oob_word |= bits;
+  if (hw::TxShortOob::TcpCsum::get(bits))
+    oob_word |= uint64_t{hw::TxShortOob::TransportOffset::set(0, tx_l2_l3_len(m))} << 32;
+  return oob_word;
+}
+
+// One short-OOB, one-SGE WQE (four 8-byte words: header, OOB, SGE address, SGE lkey and length)
+// and its descriptor (bu 1, suppressed, start_bu: `meta`, one store).
+inline void write_short_wqe(uint64_t* w, rte_mbuf** out, TxDesc* d, rte_mbuf* m, uint64_t oob,
+                            uintptr_t addr, uint32_t len, uint32_t lkey, uint64_t meta) {
+  constexpr hw::WqeHeader kHeader = hw::WqeHeader::make(1, hw::kShortOobSize);
+  constexpr uint64_t kHeaderWord = uint64_t{kHeader.dw1} << 32 | kHeader.dw0;
+  static_assert(offsetof(hw::Sge, address) == 0 && offsetof(hw::Sge, mem_key) == 8);
+  w[0] = kHeaderWord;
+  w[1] = oob;
+  w[2] = addr;
+  auto* sge_keys = reinterpret_cast<uint8_t*>(w + 3);  // lkey, then length (hw::Sge)
+  std::memcpy(sge_keys, &lkey, sizeof(lkey));
+  std::memcpy(sge_keys + sizeof(lkey), &len, sizeof(len));
+  *out = m;
+  std::memcpy(d, &meta, sizeof(meta));
+}
+
+// Where a run of short WQEs goes: WQEs from `w`, the packets from `in`, their mbuf entries and
+// descriptors from `out` and `d`; `meta0` is the first descriptor's.
+struct ShortRun {
+  uint64_t* w;
+  rte_mbuf** in;
+  rte_mbuf** out;
+  TxDesc* d;
+  uint64_t meta0;
+  uint32_t length;
+};
+
+// Posts the run's packets up to the first that needs a call (several segments, a memory region
+// not in `mr`, a checksum tx_prepare did not seed); returns how many it posted. A leaf function of
+// its own: its loop keeps every value in a register, whatever the caller's slow paths hold.
+template <bool kChecksum>
+__attribute__((noinline)) uint32_t post_plain_wqes(const ShortRun& r, uint32_t k, uint64_t oob_word,
+                                                   uint64_t seeded, MrRange mr,
+                                                   uint64_t* bytes_io) {
+  // Locals: the ring stores cannot change them (`r` itself could alias the ring as far as the
+  // compiler knows).
+  constexpr size_t kWords = hw::kBasicUnit / sizeof(uint64_t);
+  rte_mbuf** const in = r.in;
+  rte_mbuf** const out = r.out;
+  TxDesc* const d = r.d;
+  uint64_t* w = r.w + k * kWords;
+  uint64_t meta = r.meta0 + (uint64_t{k} << 32);
+  const uint32_t length = r.length;
+  const uintptr_t mr_start = mr.start, mr_end = mr.end;
+  const uint32_t lkey = mr.lkey;
+  uint64_t bytes = *bytes_io;
+  for (; k < length; k++, w += kWords, meta += uint64_t{1} << 32) {
+    rte_mbuf* const m = in[k];
+    const uintptr_t addr = rte_pktmbuf_mtod(m, uintptr_t);
+    const uint32_t len = m->data_len;  // the packet's length: it has one segment
+    if (m->nb_segs != 1 || addr < mr_start || addr + len > mr_end) break;
+    uint64_t oob = oob_word;
+    if constexpr (kChecksum) {
+      const uint64_t f = m->ol_flags;
+      if (!(f & seeded)) break;
+      m->ol_flags = f ^ seeded;  // prepared for one send
+      oob = checksum_oob(oob_word, m, f);
+    }
+    write_short_wqe(w, out + k, d + k, m, oob, addr, len, lkey, meta);
+    bytes += len;
+  }
+  *bytes_io = bytes;
+  return k;
+}
+
 // Single-segment packets with short OOBs: every WQE is one basic unit (doc/hardware.md §4.3), so
-// the room is known up front and each WQE is four 8-byte stores. The queue's positions live in
-// locals (the ring stores could alias the queue) and are written back once.
+// the room is known up front. The queue's positions live in locals (the ring stores could alias
+// the queue) and are written back once. post_plain_wqes takes the packets that need no call; the
+// packet it stops at takes the general path here, then it resumes.
 template <bool kChecksum>
 uint16_t post_short_wqes(TxQueue& q, const ProcessPrivate& pp, rte_mbuf** pkts, uint16_t nb_pkts,
                          bool reclaimed, uint64_t* bytes_out) {
@@ -92,34 +168,37 @@ uint16_t post_short_wqes(TxQueue& q, const ProcessPrivate& pp, rte_mbuf** pkts, 
   }
   const uint16_t n = static_cast<uint16_t>(RTE_MIN(room, uint32_t{nb_pkts}));
   uint8_t* const ring = q.sq.ring;
-  const uint32_t ring_mask = q.sq.size_mask;
-  TxDesc* const descs = q.descs;
+  const uint32_t ring_wqes = (q.sq.size_mask + 1) / hw::kBasicUnit;  // one basic unit each
   const uint32_t desc_mask = q.desc_mask;
   const uint32_t first_bu = q.sq.head_bu;
   const uint32_t first_desc = q.desc_head;
-  constexpr hw::WqeHeader kHeader = hw::WqeHeader::make(1, hw::kShortOobSize);
-  constexpr uint64_t kHeaderWord = uint64_t{kHeader.dw1} << 32 | kHeader.dw0;
   const uint64_t oob_word =
       (uint64_t{q.oob.dw1} << 32) | hw::TxShortOob::SuppressCqe::set(q.oob.dw0, 1);
   const uint64_t seeded = q.seeded_flag;
-  const uint32_t ring_wqes = (ring_mask + 1) / hw::kBasicUnit;  // one basic unit each
   MrRange mr{};
   uint64_t bytes = 0;
   uint32_t i = 0;
   bool stopped = false;
-  // Runs where neither the SQ nor the descriptor ring wraps: a pointer walks each.
+  // Runs where neither the SQ nor the descriptor ring wraps: one index walks the packets, their
+  // mbuf entries and descriptors, a pointer the WQEs.
   while (i < n && !stopped) {
-    const uint32_t bu0 = first_bu + i, desc0 = first_desc + i;
+    const uint32_t bu0 = first_bu + i, at = (first_desc + i) & desc_mask;
     const uint32_t wqe0 = bu0 & (ring_wqes - 1);
-    const uint32_t run =
-        RTE_MIN(uint32_t{n} - i, RTE_MIN(ring_wqes - wqe0, desc_mask + 1 - (desc0 & desc_mask)));
-    auto* w = reinterpret_cast<uint64_t*>(ring + wqe0 * hw::kBasicUnit);
-    TxDesc* d = descs + (desc0 & desc_mask);
-    // bu 1, suppressed, start_bu: the descriptor's last 8 bytes, one store.
-    uint64_t meta = uint64_t{bu0} << 32 | 1u << 16 | 1u;
+    const uint32_t run = RTE_MIN(uint32_t{n} - i, RTE_MIN(ring_wqes - wqe0, desc_mask + 1 - at));
+    const ShortRun r{reinterpret_cast<uint64_t*>(ring + wqe0 * hw::kBasicUnit),
+                     pkts + i,
+                     q.mbufs + at,
+                     q.descs + at,
+                     uint64_t{bu0} << 32 | 1u << 16 | 1u,
+                     run};
+    constexpr size_t kWords = hw::kBasicUnit / sizeof(uint64_t);
     uint32_t k = 0;
-    for (; k < run; k++, w += hw::kBasicUnit / sizeof(uint64_t), d++, meta += uint64_t{1} << 32) {
-      rte_mbuf* m = pkts[i + k];
+    while (true) {
+      k = post_plain_wqes<kChecksum>(r, k, oob_word, seeded, mr, &bytes);
+      if (k == run) break;
+      // The packet the loop stopped at: several segments, a memory region to look up, or a
+      // checksum to seed here.
+      rte_mbuf* const m = r.in[k];
       if (m->nb_segs != 1) {
         q.stats.too_many_segs++;
         stopped = true;
@@ -142,19 +221,12 @@ uint16_t post_short_wqes(TxQueue& q, const ProcessPrivate& pp, rte_mbuf** pkts, 
           stopped = true;
           break;
         }
-        // The TCP checksum bit of the looked-up word tells whether the NIC needs the offset.
-        const uint32_t bits = tx_csum_dw0_fast(f);
-        oob |= bits;
-        if (hw::TxShortOob::TcpCsum::get(bits))
-          oob |= uint64_t{hw::TxShortOob::TransportOffset::set(0, tx_l2_l3_len(m))} << 32;
+        oob = checksum_oob(oob_word, m, f);
       }
-      w[0] = kHeaderWord;
-      w[1] = oob;
-      w[2] = addr;
-      w[3] = uint64_t{len} << 32 | mr.lkey;
-      d->mbuf = m;
-      std::memcpy(&d->bu, &meta, sizeof(meta));
-      bytes += m->pkt_len;
+      write_short_wqe(r.w + k * kWords, r.out + k, r.d + k, m, oob, addr, len, mr.lkey,
+                      r.meta0 + (uint64_t{k} << 32));
+      bytes += len;
+      k++;
     }
     i += k;
   }
@@ -246,7 +318,9 @@ uint16_t post_wqes(TxQueue& q, const ProcessPrivate& pp, rte_mbuf** pkts, uint16
     } else {
       post_wqe(q.sq, wqe_header, &oob.s, hw::kShortOobSize, sgl, nsge);
     }
-    q.descs[q.desc_head & q.desc_mask] = TxDesc{m, static_cast<uint16_t>(bu), 1, start_bu};
+    const uint32_t at = q.desc_head & q.desc_mask;
+    q.mbufs[at] = m;
+    q.descs[at] = TxDesc{static_cast<uint16_t>(bu), 1, start_bu};
     q.desc_head++;
     bytes += m->pkt_len;
   }

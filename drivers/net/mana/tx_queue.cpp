@@ -20,9 +20,10 @@ namespace {
 
 void free_pending_mbufs(TxQueue& q) {
   for (; q.desc_tail != q.desc_head; q.desc_tail++) {
-    TxDesc& d = q.descs[q.desc_tail & q.desc_mask];
-    rte_pktmbuf_free(d.mbuf);
-    d = TxDesc{};
+    const uint32_t at = q.desc_tail & q.desc_mask;
+    rte_pktmbuf_free(q.mbufs[at]);
+    q.mbufs[at] = nullptr;
+    q.descs[at] = TxDesc{};
   }
 }
 
@@ -134,18 +135,23 @@ int tx_queue_setup(rte_eth_dev* dev, uint16_t idx, uint16_t nb_desc, unsigned so
       socket == static_cast<unsigned>(SOCKET_ID_ANY) ? priv->socket : static_cast<int>(socket);
   const uint32_t n = ring_size_for(nb_desc, max_desc_of(priv->caps));
   TxQueue* q = kept_queue_struct(priv->kept_txq[idx], "mana_txq", sock);
-  auto* descs = static_cast<TxDesc*>(
-      rte_zmalloc_socket("mana_txq_ring", n * sizeof(TxDesc), RTE_CACHE_LINE_SIZE, sock));
-  if (q == nullptr || descs == nullptr) {
-    rte_free(descs);
+  // One allocation: the mbuf ring, then the descriptors (n is a power of two >= kMinDesc, so
+  // both start on a cache line).
+  static_assert(sizeof(rte_mbuf*) * kMinDesc % RTE_CACHE_LINE_SIZE == 0);
+  auto* mbufs = static_cast<rte_mbuf**>(rte_zmalloc_socket(
+      "mana_txq_ring", n * (sizeof(rte_mbuf*) + sizeof(TxDesc)), RTE_CACHE_LINE_SIZE, sock));
+  auto* descs = mbufs == nullptr ? nullptr : reinterpret_cast<TxDesc*>(mbufs + n);
+  if (q == nullptr || mbufs == nullptr) {
+    rte_free(mbufs);
     MANA_DRV_LOG(ERR, "port %u TX queue %u: out of DPDK memory on socket %d", priv->port_id, idx,
                  sock);
     return -ENOMEM;
   }
   if (int rc = set_thresholds(*q, *priv, idx, n, *conf); rc != 0) {
-    rte_free(descs);
+    rte_free(mbufs);
     return rc;
   }
+  q->mbufs = mbufs;
   q->descs = descs;
   q->desc_mask = n - 1;
   q->seeded_flag = seeded_flag();
@@ -173,7 +179,8 @@ void tx_queue_release(rte_eth_dev* dev, uint16_t idx) {
   // Stopped ports only (the gate is closed already); the struct stays (kept_queues.h).
   gate_close(q->gate, kGateTimeoutMs);
   destroy_queue(*q);
-  rte_free(q->descs);
+  rte_free(q->mbufs);
+  q->mbufs = nullptr;
   q->descs = nullptr;
   dev->data->tx_queues[idx] = nullptr;
 }

@@ -15,8 +15,6 @@
 namespace mana {
 namespace {
 
-constexpr unsigned kFreeBatch = 64;
-
 unsigned tx_error_kind(uint32_t type) {
   if (type >= hw::kCqeTxSaDrop && type <= hw::kCqeTxVlanTaggingViolation)
     return type - hw::kCqeTxSaDrop;
@@ -95,38 +93,31 @@ inline uint64_t not_plain(const rte_mbuf* m, const rte_mempool* pool) {
          (reinterpret_cast<uintptr_t>(m->pool) ^ reinterpret_cast<uintptr_t>(pool));
 }
 
-// Frees the mbufs of `n` descriptors from `first` (free-running index). With MBUF_FAST_FREE the
-// application promised one pool, refcnt 1 and direct mbufs, but not one segment (DPDK 26.07 says
-// so in as many words; earlier releases never promised it): one bulk put when every WQE took one
-// basic unit, which only a one-segment packet does, without reading the mbufs. Otherwise the same
-// put when a look at each mbuf shows that this holds, else the generic free (which follows chains).
+// Frees the mbufs of `n` descriptors from `first` (free-running index), straight from the queue's
+// mbuf ring, a run that does not wrap at a time. With MBUF_FAST_FREE the application promised one
+// pool, refcnt 1 and direct mbufs, but not one segment (DPDK 26.07 says so in as many words;
+// earlier releases never promised it): one bulk put when every WQE of the run took one basic unit,
+// which only a one-segment packet does, without reading the mbufs (each WQE takes at least one
+// unit: the run's units equal its length only then). Otherwise the same put when a look at each
+// mbuf shows that this holds, else the generic free (which follows chains).
 void free_descs(TxQueue& q, uint32_t first, uint32_t n) {
   static_assert(RTE_BYTE_ORDER == RTE_LITTLE_ENDIAN);
-  rte_mbuf* batch[kFreeBatch];
   while (n != 0) {
-    // Runs that do not wrap the descriptor ring: one pointer walks each.
     const uint32_t at = first & q.desc_mask;
-    const unsigned nb = RTE_MIN(RTE_MIN(n, kFreeBatch), q.desc_mask + 1 - at);
-    TxDesc* const d = q.descs + at;
-    rte_mempool* const pool = d[0].mbuf->pool;
+    const unsigned nb = RTE_MIN(n, q.desc_mask + 1 - at);
+    rte_mbuf** const ms = q.mbufs + at;
+    rte_mempool* const pool = ms[0]->pool;
     uint64_t bad = 0;
     if (q.fast_free) {
-      for (unsigned k = 0; k < nb; k++) {
-        batch[k] = d[k].mbuf;
-        d[k].mbuf = nullptr;
-        bad |= d[k].bu - 1u;
-      }
+      const TxDesc& last = q.descs[at + nb - 1];
+      bad = last.start_bu + last.bu - q.descs[at].start_bu - nb;
     } else {
-      for (unsigned k = 0; k < nb; k++) {
-        batch[k] = d[k].mbuf;
-        d[k].mbuf = nullptr;
-        bad |= not_plain(batch[k], pool);
-      }
+      for (unsigned k = 0; k < nb; k++) bad |= not_plain(ms[k], pool);
     }
     if (bad == 0)
-      rte_mempool_put_bulk(pool, reinterpret_cast<void**>(batch), nb);
+      rte_mempool_put_bulk(pool, reinterpret_cast<void**>(ms), nb);
     else
-      rte_pktmbuf_free_bulk(batch, nb);
+      rte_pktmbuf_free_bulk(ms, nb);
     first += nb;
     n -= nb;
   }

@@ -16,7 +16,12 @@ class FakeTxQueue {
  public:
   // `ring`: descriptors and CQ entries, a power of two; `sq_bytes`: a power of two >= 4096.
   FakeTxQueue(uint32_t ring, uint32_t sq_id, uint32_t cq_id, size_t sq_bytes = 4096)
-      : cq(ring), sq_mem_(sq_bytes), sq_id_(sq_id), cq_id_(cq_id), descs_(ring, mana::TxDesc{}) {}
+      : cq(ring),
+        sq_mem_(sq_bytes),
+        sq_id_(sq_id),
+        cq_id_(cq_id),
+        descs_(ring, mana::TxDesc{}),
+        mbufs_(ring, nullptr) {}
 
   void start(FakePortState& state) {
     mana::gate_open(q.gate);
@@ -28,6 +33,7 @@ class FakeTxQueue {
                            sq_id_};
     q.cq = cq.consumer(cq_id_);
     q.descs = descs_.data();
+    q.mbufs = mbufs_.data();
     q.desc_mask = static_cast<uint32_t>(descs_.size()) - 1;
     q.oob = mana::make_tx_oob_template(cq_id_, sq_id_, 0);
     q.max_sge = 15;
@@ -39,11 +45,11 @@ class FakeTxQueue {
     q.priv = &state.priv;
     mana::mr_queue_cache_reset(q.mr);
   }
-  // Frees the mbufs of the descriptors not completed.
+  // Frees the mbufs of the descriptors not completed (a completed entry keeps a stale pointer).
   void stop() {
-    for (mana::TxDesc& d : descs_) {
-      if (d.mbuf) rte_pktmbuf_free(d.mbuf);
-      d.mbuf = nullptr;
+    for (; q.desc_tail != q.desc_head; q.desc_tail++) {
+      rte_pktmbuf_free(mbufs_[q.desc_tail & q.desc_mask]);
+      mbufs_[q.desc_tail & q.desc_mask] = nullptr;
     }
   }
 
@@ -61,6 +67,7 @@ class FakeTxQueue {
   uint32_t sq_id_;
   uint32_t cq_id_;
   std::vector<mana::TxDesc> descs_;
+  std::vector<rte_mbuf*> mbufs_;
 };
 
 // A port with one started TX queue.
