@@ -4,11 +4,13 @@
 # documents it): the system under test (SUT) and the traffic generator (TG) are both this chroot,
 # reached over SSH as root at 127.0.0.1 in a private network namespace, so that the TAP devices,
 # the sshd and every frame stay inside it.
-#   inside.sh RUN_DIR DTS_DIR MANA_EMU PMD|system SUITES
+#   inside.sh RUN_DIR DTS_DIR MANA_EMU VERSION SUITES EMU_OPTIONS TESTPMD...
 # RUN_DIR: where the generated files, keys and DTS's output go; DTS_DIR: DPDK's dts/ folder;
-# MANA_EMU: the emulator's mana-emu; PMD: our librte_net_mana.so, or `system` for the chroot's own
-# net_mana (loaded by its EAL from the plugin folder); SUITES: DTS suite names, comma separated,
-# a suite may name its cases as suite:case+case.
+# MANA_EMU: the emulator's mana-emu; VERSION: the DPDK version the SUT reports; SUITES: DTS suite
+# names, comma separated, a suite may name its cases as suite:case+case; EMU_OPTIONS: options of
+# `mana-emu run` for every VF (a profile, --anti-spoof off, --hw ...: one word list); TESTPMD: the testpmd
+# command (program, environment, the -d options loading the driver under test) that DTS's
+# dpdk-testpmd runs under the emulator.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 die() { echo "dts-inside: error: $*" >&2; exit 1; }
@@ -18,7 +20,9 @@ if [ "${1:-}" != --in-netns ]; then
   exec unshare --net "$0" --in-netns "$@"
 fi
 shift
-run=$1 dts=$2 emu=$3 pmd=$4 suites=$5
+run=$1 dts=$2 emu=$3 version=$4 suites=$5 emu_options=$6
+shift 6
+testpmd=$*
 mkdir -p "$run"
 ip link set lo up
 
@@ -49,21 +53,19 @@ echo "$ports_json" >"$run/bin/ports.json"
 mount --bind "$run/bin" /usr/local/sbin
 
 # The SUT's "DPDK tree": DTS takes a tree with a prebuilt build folder (precompiled_build_dir) and
-# runs build/app/dpdk-testpmd from it; here that is the chroot's own DPDK 24.11 testpmd under the
-# emulator with both VFs, each on its TAP, loading our driver (-d) unless PMD is `system`.
+# runs build/app/dpdk-testpmd from it; here that is TESTPMD under the emulator with both VFs, each
+# on its TAP.
 tree=$run/sut-tree
 rm -rf "$tree" && mkdir -p "$tree/build/app"
-dpkg-query -W -f '${Version}\n' dpdk-dev | sed 's/-.*//' >"$tree/VERSION"
-load=""
-[ "$pmd" = system ] || load="-d $pmd"
+echo "$version" >"$tree/VERSION"
 vfs=""
 for k in $(seq 0 $((nports - 1))); do
   vfs+=" --vf 7870:00:0$k.0 --mac 00:0d:3a:00:0$k:01 --ifname eth$((k + 1)) --wire tap:dtstg$k"
 done
 cat >"$tree/build/app/dpdk-testpmd" <<WRAP
 #!/bin/sh
-# DTS's testpmd (written by scripts/dts/inside.sh): Debian's dpdk-testpmd on emulated MANA VFs.
-exec $emu run$vfs -- /usr/bin/dpdk-testpmd $load "\$@"
+# DTS's testpmd (written by scripts/dts/inside.sh): DPDK $version's dpdk-testpmd on emulated MANA VFs.
+exec $emu run $emu_options$vfs -- $testpmd "\$@"
 WRAP
 chmod 755 "$tree/build/app/dpdk-testpmd"
 # dpdk-devbind.py, which DTS copies to the SUT from the DPDK tree it runs from (../usertools): the
@@ -75,6 +77,7 @@ cat >"$dts/../usertools/dpdk-devbind.py" <<WRAP
 # DTS's dpdk-devbind.py (written by scripts/dts/inside.sh): scripts/dts/devbind.py on the emulated VFs.
 exec $emu run${vfs//tap:dtstg?/null} -- python3 $here/devbind.py "\$@"
 WRAP
+chmod 755 "$dts/../usertools/dpdk-devbind.py"
 
 # sshd on 127.0.0.1:22 of this namespace, root by key only; PYTHON_BASIC_REPL: Python 3.13's REPL
 # colours its prompt, DTS waits for a plain ">>>".
