@@ -29,11 +29,12 @@ export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 # The functional suites that apply to a NIC driver with Scapy as the traffic generator. Not here:
 # the cryptodev and performance suites (no crypto device, no TRex), virtio_forward and softnic
 # (other drivers' vdevs), rx_split (header split: a capability MANA does not offer, and a suite
-# that skips itself by it), hello_world (an EAL example program, no driver). smoke_tests comes
+# that skips itself by it), hello_world (an EAL example program, no driver), l2fwd (four cores),
+# packet_capture (dpdk-dumpcap as a secondary of the testpmd: not provided yet). smoke_tests comes
 # last: DTS blocks every suite after a failed one, and its unit_tests and driver_tests cases are
 # left out (they run `meson test` in DPDK's own build tree, of DPDK's libraries: here DPDK is the
 # distribution's package, which has none).
-all_suites=port_stats,checksum_offload,mtu,port_control,rx_tx_offload,unified_packet,rss,vlan,dual_vlan,qinq,queue_toggle,dynamic_queue_conf,dynamic_config,buffer_scatter,promisc_support,mac_filter,blocklist,packet_capture,port_restart_config_persistency,speed_capabilities,l2fwd,flow_offload,smoke_tests:device_bound_to_driver+devices_listed_in_testpmd
+all_suites=port_stats,checksum_offload,mtu,port_control,rx_tx_offload,unified_packet,rss,vlan,dual_vlan,qinq,queue_toggle,dynamic_queue_conf,dynamic_config,buffer_scatter,promisc_support,mac_filter,blocklist,port_restart_config_persistency,speed_capabilities,flow_offload,smoke_tests:device_bound_to_driver+devices_listed_in_testpmd
 suites=$all_suites
 pmd_kind=ours
 dpdk=26.07

@@ -157,7 +157,13 @@ CFG
     fi
   done
 } >"$run/test_run.yaml"
-echo "{}" >"$run/tests_config.yaml"
+# Suite configuration: what rss checks the driver's reports against (doc/hardware.md §2.5).
+cat >"$run/tests_config.yaml" <<CFG
+rss:
+  NUM_QUEUES: 4
+  ACTUAL_KEY_SIZE: 40
+  ACTUAL_RETA_SIZE: 64
+CFG
 
 cd "$dts"
 export HOME=$run/home PYTHON_BASIC_REPL=1

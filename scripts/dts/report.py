@@ -6,8 +6,8 @@ documentation allows (scripts/test-dts.sh).
   report.py RESULTS_JSON DOC_MD [--no-fail]
 
 A case that FAILs or ERRORs fails the run unless DOC_MD lists it in its "DTS deviations" section as
-a line `| suite | case | ...` (a hardware limit, with its source in doc/hardware.md); `*` as the
-case allows every case of the suite. A listed case that passes is reported as such, so the list
+a table row `| suite | case, case | ...` (a hardware limit, with its source in doc/hardware.md);
+`*` as the case allows every case of the suite. A listed case that passes is reported as such, so the list
 shrinks when the driver or DTS changes. --no-fail: report only (another driver, for comparison).
 """
 import json
@@ -28,7 +28,8 @@ def allowed(doc):
         cells = [c.strip().strip("`") for c in line.strip().strip("|").split("|")]
         if len(cells) >= 3 and line.startswith("|") and not set(cells[0]) <= set("-: ") \
                 and cells[0] != "suite":
-            rows.add((cells[0], cells[1]))
+            for case in cells[1].split(","):
+                rows.add((cells[0], case.strip().strip("`")))
     return rows
 
 
