@@ -12,7 +12,7 @@
 #   our driver is built against: 26.07 (default), the release whose DTS this is, built from source
 #   (scripts/test-dpdk.sh 26.07 build: a Debian 12 build, whose testpmd and libraries run in the
 #   Debian 13 chroot from a copy in build-dts/), or Debian 13's own DPDK 24.11 (scripts/test-dpdk.sh
-#   24.11 build), whose testpmd prints less than DTS 26.07 parses (doc/testing.md "DTS"); --emu:
+#   24.11 build; DTS parses testpmd's output, and both change together); --emu:
 #   options of `mana-emu run` for the VFs (e.g. "--anti-spoof off", "--profile strict"), whose
 #   results go to build-dts/ under a name of their own.
 # Installs what DTS needs in the chroot (its Python libraries, sshd, lsof: Debian's packages), extracts

@@ -103,8 +103,13 @@ MaxSessions 50
 MaxStartups 50
 CFG
 /usr/sbin/sshd -f "$ssh/sshd_config" -E "$ssh/sshd.log"
+# At the end: the sshd and the sessions it still serves (all started by this script).
 cleanup() {
-  [ ! -f "$ssh/sshd.pid" ] || kill "$(cat "$ssh/sshd.pid")" 2>/dev/null || true
+  [ -f "$ssh/sshd.pid" ] || return 0
+  local sshd sessions
+  sshd=$(cat "$ssh/sshd.pid")
+  sessions=$(ps -o pid= --ppid "$sshd" 2>/dev/null || true)
+  kill "$sshd" $sessions 2>/dev/null || true
 }
 trap cleanup EXIT
 
@@ -167,7 +172,24 @@ CFG
 
 cd "$dts"
 export HOME=$run/home PYTHON_BASIC_REPL=1
+# DTS's Python can stay alive after its run ends (after an error it calls critical, a thread of its
+# traffic generator's sniffer is left running): once its log says the run has ended it gets 30 s
+# to exit, then it is ended. The whole run is bounded too (one hour; a full run takes minutes).
+timeout --kill-after=10 3600 python3 main.py --test-run-config-file "$run/test_run.yaml" \
+  --nodes-config-file "$run/nodes.yaml" --tests-config-file "$run/tests_config.yaml" \
+  --output-dir "$run/output" &
+dts_pid=$!
+ended_at=""
+while kill -0 "$dts_pid" 2>/dev/null; do
+  if [ -z "$ended_at" ] && grep -qs "DTS execution has ended" "$run/output/dts.log"; then
+    ended_at=$SECONDS
+  elif [ -n "$ended_at" ] && [ $((SECONDS - ended_at)) -ge 30 ]; then
+    echo "dts-inside: DTS did not exit within 30 s after its run ended: ending it" >&2
+    kill "$dts_pid" 2>/dev/null || true
+    break
+  fi
+  sleep 1
+done
 rc=0
-python3 main.py --test-run-config-file "$run/test_run.yaml" --nodes-config-file "$run/nodes.yaml" \
-  --tests-config-file "$run/tests_config.yaml" --output-dir "$run/output" || rc=$?
+wait "$dts_pid" || rc=$?
 exit $rc
