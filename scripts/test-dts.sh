@@ -59,7 +59,7 @@ started=$SECONDS
 build=${MANA_DTS_BUILD:-$top/build-dpdk-$dpdk}
 src=$(scripts/dpdk-source.sh 26.07 full)
 [ -f "$src" ] || die "no DPDK 26.07 source tarball at $src (MANA_DPDK_SRC)"
-run=$top/build-dts/$dpdk-$pmd_kind$(echo "$emu_options" | tr -c 'a-zA-Z0-9=\n' '-' | sed 's/^-*/-/; s/-*$//; s/^-$//')
+run=$top/build-dts/$dpdk-$pmd_kind$(echo "$emu_options" | tr -c 'a-zA-Z0-9\n' '-' | sed 's/^-*/-/; s/-*$//; s/^-$//')
 
 # The chroot and what DTS needs in it. Installed once, with a stamp of its own: the chroot's
 # package list (scripts/debian-chroot.sh) is shared by every checkout and stays as it is.
