@@ -114,8 +114,11 @@ rc=0
 flock /tmp/mana-cpu.lock scripts/debian-chroot.sh trixie run "$top/scripts/dts/inside.sh" \
   "$run" "$run/dpdk/dts" "$build/emu/tool/mana-emu" "$version" "$suites" "$emu_options" "${testpmd[@]}" >"$run/dts.log" 2>&1 || rc=$?
 [ -f "$run/output/results.json" ] || { tail -n 40 "$run/dts.log" >&2; die "DTS wrote no results (exit $rc; log: $run/dts.log)"; }
+# DTS's own exit status counts every failure; the verdict is the report's, which knows the
+# deviations (a failed run also shows there: execution errors, blocked suites).
 check=()
 [ $pmd_kind = system ] && check=(--no-fail)
+rc=0
 python3 scripts/dts/report.py "$run/output/results.json" doc/testing.md "${check[@]}" || rc=$?
 echo "test-dts: $((SECONDS - started)) s (log: $run/dts.log, DTS output: $run/output)" >&2
 exit $rc

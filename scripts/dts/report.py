@@ -5,7 +5,7 @@ documentation allows (scripts/test-dts.sh).
 
   report.py RESULTS_JSON DOC_MD [--no-fail]
 
-A case that FAILs or ERRORs fails the run unless DOC_MD lists it in its "DTS deviations" section as
+A case that FAILs, ERRORs or is BLOCKed fails the run unless DOC_MD lists it in its "DTS deviations" section as
 a table row `| suite | case, case | ...` (a hardware limit, with its source in doc/hardware.md);
 `*` as the case allows every case of the suite. A listed case that passes is reported as such, so the list
 shrinks when the driver or DTS changes. --no-fail: report only (another driver, for comparison).
@@ -15,7 +15,8 @@ import re
 import sys
 from pathlib import Path
 
-BAD = {"FAIL", "ERROR"}
+# BLOCK: DTS skipped the suite after a failed blocking one, so its cases say nothing.
+BAD = {"FAIL", "ERROR", "BLOCK"}
 
 
 def allowed(doc):
