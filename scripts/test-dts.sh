@@ -34,8 +34,11 @@ export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 # last: DTS blocks every suite after a failed one, and its unit_tests and driver_tests cases are
 # left out (they run `meson test` in DPDK's own build tree, of DPDK's libraries: here DPDK is the
 # distribution's package, which has none).
-all_suites=port_stats,checksum_offload,mtu,port_control,rx_tx_offload,unified_packet,rss,vlan,dual_vlan,qinq,queue_toggle,dynamic_queue_conf,dynamic_config,buffer_scatter,promisc_support,mac_filter,blocklist,port_restart_config_persistency,speed_capabilities,flow_offload,smoke_tests:device_bound_to_driver+devices_listed_in_testpmd
-suites=$all_suites
+all_suites=(port_stats checksum_offload mtu port_control rx_tx_offload unified_packet rss vlan
+  dual_vlan qinq queue_toggle dynamic_queue_conf dynamic_config buffer_scatter promisc_support
+  mac_filter blocklist port_restart_config_persistency speed_capabilities flow_offload
+  smoke_tests:device_bound_to_driver+devices_listed_in_testpmd)
+suites=$(IFS=,; echo "${all_suites[*]}")
 pmd_kind=ours
 dpdk=26.07
 emu_options=""
