@@ -310,7 +310,6 @@ const eth_dev_ops kPrimaryOps = [] {
   o.xstats_get_names = xstats_get_names;
   o.dev_infos_get = dev_infos_get;
   o.dev_supported_ptypes_get = compat::supported_ptypes_op<rx_supported_ptypes>();
-  o.dev_ptypes_set = rx_ptypes_set;
   o.rx_queue_setup = rx_queue_setup_op;
   o.rx_queue_release = rx_queue_release;
   o.rx_queue_intr_enable = rx_queue_intr_enable;

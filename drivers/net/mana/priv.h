@@ -253,9 +253,6 @@ struct PortPriv {
   rte_intr_handle* intr;     // device events (verbs async fd)
   rte_intr_handle* rx_intr;  // RX queue interrupts: one completion channel fd per queue
   bool started;
-  // The application asked for no L3 packet type (rte_eth_dev_set_ptypes): the bursts do not read a
-  // frame's EtherType where the CQE cannot tell IPv4 from IPv6 (rx_queue.h rx_ptypes_set).
-  bool no_l3_ptype;
   // Queue structs by queue id, kept from their first setup until dev_close (kept_queues.h).
   RxQueue* kept_rxq[RTE_MAX_QUEUES_PER_PORT];
   TxQueue* kept_txq[RTE_MAX_QUEUES_PER_PORT];

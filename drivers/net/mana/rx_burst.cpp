@@ -41,7 +41,7 @@ __attribute__((noinline)) RxMeta decode_meta(RxQueue& q, uint32_t dw1) {
   meta.dw1 = dw1;
   const RxPtype pt = rx_packet_type(dw1);
   meta.ptype = pt.ptype;
-  meta.l3_from_frame = pt.l3_from_frame && !__atomic_load_n(&q.priv->no_l3_ptype, __ATOMIC_RELAXED);
+  meta.l3_from_frame = pt.l3_from_frame;
   uint64_t ol = 0;
   if constexpr (kChecksum) ol |= rx_checksum_flags(dw1);
   if constexpr (kRssHash) {

@@ -334,17 +334,4 @@ void rx_queues_stop(rte_eth_dev* dev) {
     if (RxQueue* q = rxq_of(dev, i); q != nullptr) destroy_queue_objects(*q);
 }
 
-int rx_ptypes_set(rte_eth_dev* dev, uint32_t ptype_mask) {
-  PortPriv& priv = *priv_of(dev);
-  __atomic_store_n(&priv.no_l3_ptype, (ptype_mask & RTE_PTYPE_L3_MASK) == 0, __ATOMIC_RELAXED);
-  for (uint16_t i = 0; i < dev->data->nb_rx_queues; i++) {
-    // The decoded metadata of the last CQE flags no longer holds: the next CQE decodes again.
-    if (RxQueue* q = rxq_of(dev, i); q != nullptr)
-      __atomic_store_n(&q->meta.variant, uint8_t{0}, __ATOMIC_RELAXED);
-  }
-  MANA_DRV_LOG(INFO, "port %u: L3 packet types %s", priv.port_id,
-               priv.no_l3_ptype ? "off (no frame is read for them)" : "on");
-  return 0;
-}
-
 }  // namespace mana

@@ -35,11 +35,6 @@ void rx_queues_stop(rte_eth_dev* dev);
 uint64_t rss_fields_mask(uint64_t rss_hf);
 uint16_t rss_table_queue(const PortPriv& priv, uint16_t nb_rxq, uint16_t pos);
 
-// dev_ptypes_set: which packet types the application wants (rte_eth_dev_set_ptypes; testpmd
-// asks for none). Without an L3 type the bursts leave the L3 bits out where only the frame could
-// tell them (rx_cqe.h RxPtype), and so read no frame. Takes effect at the next CQE each queue
-// decodes. 0.
-int rx_ptypes_set(rte_eth_dev* dev, uint32_t ptype_mask);
 
 // The most WQEs one burst consumes or reposts.
 inline constexpr uint32_t kMaxRxRefill = 64;

@@ -439,46 +439,6 @@ TEST_F(RxBurstTest, PacketTypeOfEachPacketWhenTheFlagsChangeInABurst) {
   rte_pktmbuf_free_bulk(m, kCount);
 }
 
-// rte_eth_dev_set_ptypes without an L3 type (as testpmd calls it): where the CQE cannot tell IPv4
-// from IPv6 the mbuf gets no L3 type instead of one read from the frame, from the next CQE on,
-// also when its flags are those the queue decoded last; asking for L3 types again brings them back.
-TEST_F(RxBurstTest, WithoutL3PacketTypesTheFrameIsNotRead) {
-  rte_eth_dev_data data{};
-  data.dev_private = &priv_;
-  void* queues[] = {&q_};
-  data.rx_queues = queues;
-  data.nb_rx_queues = 1;
-  rte_eth_dev dev{};
-  dev.data = &data;
-  const uint32_t no_hash = hw::Cqe::RxUdpCsumOk::set(0, 1);
-  const auto receive = [&](uint32_t wqe, uint16_t ethertype) {
-    write_frame(wqe, ethertype);
-    complete(hw::kCqeRxOkay, {64}, no_hash);
-    rte_mbuf* m = nullptr;
-    EXPECT_EQ(rx(&m, 1), 1);
-    const uint32_t ptype = m != nullptr ? m->packet_type : 0;
-    rte_pktmbuf_free(m);
-    return ptype;
-  };
-  EXPECT_EQ(receive(0, 0x86DD),
-            RTE_PTYPE_L2_ETHER | RTE_PTYPE_L3_IPV6_EXT_UNKNOWN | RTE_PTYPE_L4_UDP);
-  ASSERT_EQ(rx_ptypes_set(&dev, RTE_PTYPE_UNKNOWN), 0);
-  EXPECT_TRUE(priv_.no_l3_ptype);
-  EXPECT_EQ(receive(1, 0x86DD), RTE_PTYPE_L2_ETHER | RTE_PTYPE_L4_UDP);
-  EXPECT_EQ(receive(2, 0x0800), RTE_PTYPE_L2_ETHER | RTE_PTYPE_L4_UDP);
-  // A CQE that names the version still gives it: no frame is needed for it.
-  write_frame(3, 0x0800);
-  complete(hw::kCqeRxOkay, {64}, hw::Cqe::RxHashType::set(no_hash, hw::kHashUdpIpv4));
-  rte_mbuf* m = nullptr;
-  ASSERT_EQ(rx(&m, 1), 1);
-  EXPECT_EQ(m->packet_type, RTE_PTYPE_L2_ETHER | RTE_PTYPE_L3_IPV4_EXT_UNKNOWN | RTE_PTYPE_L4_UDP);
-  rte_pktmbuf_free(m);
-  ASSERT_EQ(rx_ptypes_set(&dev, RTE_PTYPE_L3_MASK | RTE_PTYPE_L4_MASK), 0);
-  EXPECT_FALSE(priv_.no_l3_ptype);
-  EXPECT_EQ(receive(4, 0x0800),
-            RTE_PTYPE_L2_ETHER | RTE_PTYPE_L3_IPV4_EXT_UNKNOWN | RTE_PTYPE_L4_UDP);
-}
-
 // Without VLAN_STRIP the application gets the tag back in the data (the NIC always strips it):
 // TPID 0x8100 and the VID before the original EtherType, no STRIPPED flag.
 TEST_F(RxBurstTest, VlanTagGoesBackIntoTheDataWithoutStripOffload) {
