@@ -3,32 +3,25 @@
 """Our driver, and DPDK 22.11's own net_mana, under rdma-core's later libmana CQ rules (mana-emu
 --hw libmana-cq-rule=v44|v53|v62: a CQ created before the buffer allocators is refused or becomes
 an RDMA CQ; cq_id is invalid until a QP uses the CQ) and under both kernels' RX steering teardown
-(--hw rx-steering-on-destroy=clear|keep): a port stopped while a peer keeps sending, then started
-again, receives again (doc/hardware.md §9.21, §9.22)."""
+(--hw rx-steering-on-destroy=clear|keep): a port stopped while frames keep arriving, then started
+again, receives again (doc/hardware.md §9.21, §9.22). The emulated device lives in the process
+that runs the VF, so the restart is within one testpmd, not across two."""
 
-import os
-import subprocess
-from pathlib import Path
-
+import crosscheck
 import harness
 from emulator import device_port
-from harness import MANA_EMU, PMD, TOP, Program, emu_hw, emu_mac, expect, testpmd_on_emu
-from launch import PAIR_PEERS, RECEIVER, SENDER
-from testpmd_cli import command, show_port_stats
+from harness import emu_hw, emu_mac, expect, testpmd_on_emu
+from launch import PAIR_PEERS
+from tap_peer import bring_up
+from testpmd_cli import FORWARDING_STARTED, command, show_port_stats
 
-# Hugepages its DPDK processes take together at their peak (hugepages.py): two testpmd processes at once (sender and receiver), as test_fabric.py, measured 740 MB.
-HUGEPAGES_MB = 1024
+from scapy.all import IP, UDP, Ether, Raw, conf, sendp  # noqa: E402
 
+# Hugepages its DPDK processes take together at their peak (hugepages.py): one testpmd at a time with its default mbuf pool (l3fwd in the crosscheck runs takes less), measured 370 MB.
+HUGEPAGES_MB = 512
+
+conf.verb = 0
 RULES = ("v44", "v53", "v62")
-
-
-def upstream_pmd():
-    """DPDK 22.11.11's net_mana built unmodified (scripts/build-upstream-mana.sh, cached)."""
-    out = subprocess.run([str(TOP / "scripts/build-upstream-mana.sh")], capture_output=True,
-                         text=True)
-    if out.returncode != 0:
-        raise harness.Failure(f"build-upstream-mana.sh: {out.stderr}")
-    return harness._loadable(Path(out.stdout.strip().splitlines()[-1]))
 
 
 def forwards_under_rule(rule, pmd, prefix):
@@ -58,81 +51,77 @@ def test_our_driver_forwards_under_each_libmana_rule():
 
 
 def test_upstream_net_mana_forwards_under_each_libmana_rule():
-    """DPDK 22.11's net_mana sets the allocators at configure and before each CQ and calls
-    manadv_init_obj after its QPs: it is not affected by rdma-core 53's or 62's rule."""
-    pmd = upstream_pmd()
+    """DPDK 22.11's net_mana (built unmodified) sets the allocators at configure and before each CQ
+    and calls manadv_init_obj after its QPs: rdma-core 53's and 62's rules do not affect it. Its
+    own crosscheck test (l3fwd between two TAP wires), run under each rule."""
     for rule in RULES:
-        forwards_under_rule(rule, pmd, f"mana-up-rule-{rule}")
+        crosscheck.in_own_process("test_upstream_crosscheck.py",
+                                  "test_upstream_net_mana_forwards_on_the_emulator",
+                                  overrides=["--hw", f"libmana-cq-rule={rule}"])()
 
 
-def fabric_testpmd(nic, fabric, prefix, emu_opts, testpmd_opts, interactive=False):
-    """testpmd on one emulated NIC of fabric wire `fabric` (as test_fabric.py's, our driver)."""
-    argv = [MANA_EMU, "run", "--vf", nic["pci"], "--mac", nic["mac"], "--ip", nic["ip"], "--wire",
-            f"fabric:{fabric}", *emu_opts, "--", "dpdk-testpmd", "-l", "0-1", "-a", nic["pci"],
-            "--file-prefix", prefix, "--huge-unlink", "-d", PMD, "--", *testpmd_opts]
-    return Program(argv, stdin=subprocess.PIPE if interactive else subprocess.DEVNULL)
+def frames_to_port(count, tag):
+    return [Ether(src="02:00:00:00:00:01", dst=emu_mac(0))
+            / IP(src=f"198.18.0.{1 + i % 200}", dst="198.18.1.7") / UDP(sport=1000 + i, dport=9)
+            / Raw(b"%s%04d" % (tag, i)) for i in range(count)]
 
 
 def rx_packets(p):
     return show_port_stats(p, last_port=0).get(0, {}).get("RX-packets", 0)
 
 
-def restart_while_peer_sends(mode):
-    """The receiver's port is stopped (its RSS QP destroyed) while the sender keeps sending to it,
-    then started again. Returns the receiver's vPort counters after it received again."""
-    fabric = f"steer-{mode}-{os.getpid()}"
-    rcv = fabric_testpmd(RECEIVER, fabric, f"mana-steer-rcv-{mode}",
-                         ["--hw", f"rx-steering-on-destroy={mode}"],
-                         ["-i", "--forward-mode=rxonly"], interactive=True)
-    rcv.wait_for(rf"Port 0: {RECEIVER['mac'].upper()}", timeout=60)
-    command(rcv, "start", done=r"packet forwarding")
-    snd = fabric_testpmd(SENDER, fabric, f"mana-steer-snd-{mode}", [],
-                         ["--forward-mode=txonly", "-a", f"--tx-ip={SENDER['ip']},{RECEIVER['ip']}",
-                          "--txd=256", "--rxd=256"])
-    snd.wait_for(r"txonly packet forwarding", timeout=60)
-    harness.repeat_until(lambda: rx_packets(rcv), lambda n: n >= 1000,
-                         "the receiver to get 1000 frames", timeout=60)
-    command(rcv, "stop")
-    command(rcv, "port stop 0")
-    before = device_port(rcv)
+def restart_with_frames_arriving(mode, tap):
+    """rxonly on one port of a TAP wire: frames while the port runs, while it is stopped (its RSS QP
+    destroyed), and after it started again. Returns the vPort's counters at the end."""
+    p = testpmd_on_emu(["--ports", "1", "--wire", f"tap:{tap}", "--hw",
+                        f"rx-steering-on-destroy={mode}"], f"mana-steer-{mode}",
+                       ["-i", "--nb-cores=1", "--forward-mode=rxonly"], interactive=True)
+    p.wait_for(rf"Port 0: {emu_mac(0).upper()}", timeout=60)
+    bring_up(tap)
+    command(p, "start", done=FORWARDING_STARTED)
+    sendp(frames_to_port(100, b"run"), iface=tap)
+    harness.repeat_until(lambda: rx_packets(p), lambda n: n >= 100, "100 frames received",
+                         timeout=60)
+    command(p, "stop")
+    command(p, "port stop 0")
+    before = device_port(p)
+    sendp(frames_to_port(200, b"stp"), iface=tap)
     lost = "rx_stale_steering_drops" if mode == "keep" else "rx_no_wqe_drops"
-    harness.repeat_until(lambda: device_port(rcv)[lost], lambda n: n >= before[lost] + 100,
-                         f"100 frames for the stopped port counted as {lost}", timeout=60)
-    command(rcv, "port start 0")
-    command(rcv, "start", done=r"packet forwarding")
-    start = rx_packets(rcv)
-    harness.repeat_until(lambda: rx_packets(rcv), lambda n: n >= start + 1000,
-                         "the restarted port to receive 1000 frames more", timeout=60)
-    after = device_port(rcv)
-    # Once the new RSS QP programmed steering, no frame goes astray any more.
-    harness.repeat_until(lambda: rx_packets(rcv), lambda n: n >= start + 2000,
-                         "1000 frames more", timeout=60)
-    settled = device_port(rcv)
+    harness.repeat_until(lambda: device_port(p)[lost], lambda n: n >= before[lost] + 200,
+                         f"the 200 frames for the stopped port counted as {lost}", timeout=60)
+    stopped = device_port(p)
+    command(p, "port start 0")
+    command(p, "start", done=FORWARDING_STARTED)
+    base = rx_packets(p)
+    sendp(frames_to_port(100, b"new"), iface=tap)
+    harness.repeat_until(lambda: rx_packets(p), lambda n: n >= base + 100,
+                         "the restarted port to receive the 100 new frames", timeout=60)
+    after = device_port(p)
+    # The new RSS QP programmed steering: nothing more went astray.
     for key in ("rx_stale_steering_drops", "rx_stale_steering_cqes"):
-        expect(settled[key] == after[key], f"{key} grew after the restart: {after} -> {settled}",
-               rcv)
-    expect(snd.stop() == 0, "sender failed", snd)
-    command(rcv, "stop")
-    rcv.send("quit")
-    expect(rcv.finish() == 0, "receiver failed", rcv)
-    print(f"rx-steering-on-destroy={mode}: receiver vPort counters {settled}", flush=True)
-    return settled
+        expect(after[key] == stopped[key], f"{key} grew after the restart: {stopped} -> {after}", p)
+    command(p, "stop")
+    p.send("quit")
+    expect(p.finish() == 0, "testpmd failed", p)
+    print(f"rx-steering-on-destroy={mode}: vPort counters {after}", flush=True)
+    return after
 
 
 def test_restart_receives_again_on_a_fixed_kernel():
-    counters = restart_while_peer_sends("clear")
+    counters = restart_with_frames_arriving("clear", "mxsteer0")
     expect(counters["rx_stale_steering_drops"] == 0 and counters["rx_stale_steering_cqes"] == 0,
            f"stale steering on a kernel with the fix: {counters}")
 
 
 def test_restart_receives_again_on_a_kernel_without_the_fix():
     """Frames for the stopped port are lost to the steering the destroyed RSS QP left (not counted
-    as no-WQE drops: the vPort still steers them); the next RSS QP programs steering again. Frames
+    as no-WQE drops: the vPort still steers them); the new RSS QP programs steering again. Frames
     that arrive between the new TX CQ (which may take a stale CQ id) and the new RSS QP complete on
-    that TX CQ, which the driver skips as misdirected (tx_reclaim.cpp; the device-level test is
+    that TX CQ, which the driver skips as misdirected (tx_reclaim.cpp; the device-level sequence is
     tests/unit/emu_device steering_teardown_test.cpp)."""
-    counters = restart_while_peer_sends("keep")
-    expect(counters["rx_stale_steering_drops"] >= 100, f"no frames lost to stale steering: {counters}")
+    counters = restart_with_frames_arriving("keep", "mxsteer1")
+    expect(counters["rx_stale_steering_drops"] >= 200,
+           f"frames not lost to stale steering: {counters}")
 
 
 if __name__ == "__main__":
