@@ -12,8 +12,11 @@ Where it looks (environment, for tests and for other roots):
                                                                            SYSFS_PCI_DEVICES' tree
   MANA_DOCTOR_PROC    meminfo, mounts, net/route                           /proc
   MANA_DOCTOR_LIBMANA rdma-core's libmana                                  found by the loader
-  MANA_EMU_CONFIG     under mana-emu run: the emulated kernel's RDMA driver id is read from it
-                      (RDMA netlink, where the real one is read, does not know emulated devices)
+  MANA_DOCTOR_KERNEL  the kernel release the steering check judges         uname -r
+  MANA_DOCTOR_MODULES the kernel's module tree (modules.dep, .builtin)     /lib/modules/<release>
+  MANA_EMU_CONFIG     under mana-emu run: the emulated kernel's RDMA driver id and RX steering
+                      teardown are read from it (RDMA netlink, where the real driver id is read,
+                      does not know emulated devices)
 """
 
 import argparse
@@ -24,6 +27,7 @@ import re
 import shutil
 import socket
 import struct
+import subprocess
 import sys
 from pathlib import Path
 
@@ -250,7 +254,130 @@ def libmana_version():
     if not path or not Path(path).exists():
         return None, None
     found = re.search(r"\.so\.1\.\d+\.(\d+)", os.path.realpath(path))
-    return path, int(found.group(1)) if found else None
+    return path, int(found.group(1)) if found else package_rdma_core_version()
+
+
+def package_rdma_core_version():
+    """rdma-core's version from the package manager when the library's file name has none
+    (ibverbs-providers on Debian/Ubuntu, libibverbs on RPM distributions); None if unknown."""
+    queries = (["dpkg-query", "-W", "-f", "${Version}", "ibverbs-providers"],
+               ["rpm", "-q", "--qf", "%{VERSION}", "libibverbs"])
+    for argv in queries:
+        if shutil.which(argv[0]) is None:
+            continue
+        try:
+            out = subprocess.run(argv, capture_output=True, text=True, timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        found = re.match(r"(?:\d+:)?(\d+)", out.stdout.strip()) if out.returncode == 0 else None
+        if found:
+            return int(found.group(1))
+    return None
+
+
+# ---- the kernel: MANA drivers built at all, and the RX steering fix (doc/guide.md "mana-doctor")
+
+MODULE_CONFIG = {"mana": "CONFIG_MICROSOFT_MANA", "mana_ib": "CONFIG_MANA_INFINIBAND"}
+
+
+def kernel_release():
+    return os.environ.get("MANA_DOCTOR_KERNEL") or os.uname().release
+
+
+def module_available(paths, name):
+    """True when the running kernel has module `name` (loaded, built in, or in its module tree),
+    False when its module tree shows it has none, None when there is no module tree to ask."""
+    if (paths.sys / "module" / name).is_dir():
+        return True
+    tree = Path(os.environ.get("MANA_DOCTOR_MODULES", f"/lib/modules/{kernel_release()}"))
+    dep, builtin = read(tree / "modules.dep"), read(tree / "modules.builtin", "")
+    if dep is None:
+        return None
+    pattern = rf"(^|/){re.escape(name)}\.ko(\.[a-z]+)?:?($|\s)"
+    return bool(re.search(pattern, dep, re.M) or re.search(pattern, builtin, re.M))
+
+
+def no_module_fail(report, name, what):
+    release = kernel_release()
+    report.fail(f"this kernel ({release}) has no {name} module ({MODULE_CONFIG[name]} is not set): "
+                f"{what}",
+                f"boot a kernel built with {MODULE_CONFIG['mana']}=m and "
+                f"{MODULE_CONFIG['mana_ib']}=m (the distribution's Azure kernel; mana needs Linux "
+                "5.15+, mana_ib 6.2+)")
+
+
+# dbeb256e8dd8 "RDMA/mana_ib: Disable RX steering on RSS QP destroy" (mainline 7.1) and its stable
+# backports (doc/hardware.md §9.22): the first release of each series that has it.
+STEERING_FIX_MAINLINE = (7, 1)
+STEERING_FIX_STABLE = {(7, 0): 4, (6, 12): 86, (6, 6): 140}
+STEERING_FIX = "dbeb256e8dd8 (\"RDMA/mana_ib: Disable RX steering on RSS QP destroy\")"
+
+
+def steering_fix(release):
+    """True / False whether kernel `release` has the steering fix, None when its version cannot tell
+    (a series without a known backport, or a distribution kernel that does not number stable
+    releases)."""
+    found = re.match(r"(\d+)\.(\d+)(?:\.(\d+))?(.*)", release)
+    if not found:
+        return None
+    series, patch, rest = (int(found.group(1)), int(found.group(2))), found.group(3), found.group(4)
+    if series >= STEERING_FIX_MAINLINE:
+        return True
+    if series < (6, 2):
+        return None  # no mana_ib: the module checks speak
+    if series not in STEERING_FIX_STABLE or patch is None:
+        return None
+    if int(patch) >= STEERING_FIX_STABLE[series]:
+        return True
+    # x.y.0 with a suffix: a distribution's numbering (Ubuntu's 6.8.0-1015-azure), not stable's.
+    return None if int(patch) == 0 and rest else False
+
+
+def emulated_steering():
+    """Under mana-emu run: the emulated kernel's rx-steering-on-destroy, or None."""
+    config = os.environ.get("MANA_EMU_CONFIG")
+    found = re.search(r"^hw .*\brx-steering-on-destroy=(keep|clear)\b", read(config, "") if config
+                      else "", re.M)
+    return found.group(1) if found else None
+
+
+def check_steering_fix(report):
+    release = os.environ.get("MANA_DOCTOR_KERNEL")
+    emulated = None if release else emulated_steering()
+    if emulated is not None:
+        fixed, name = emulated == "clear", "the emulated kernel"
+    else:
+        release = release or os.uname().release
+        fixed, name = steering_fix(release), f"kernel {release}"
+    backports = ", ".join(f"{a}.{b}.{p}" for (a, b), p in STEERING_FIX_STABLE.items())
+    if fixed is True:
+        report.ok(f"{name} disables RX steering when DPDK's RSS QP goes ({STEERING_FIX})")
+    elif fixed is False:
+        report.warn(f"{name} leaves the vPort's RX steering behind when a DPDK process exits: "
+                    "frames that arrive afterwards are lost, and the kernel interface brought up "
+                    "next may get RX completions on its TX queues (kernel warnings in "
+                    "mana_poll_tx_cq) until steering is programmed again",
+                    f"update to a kernel with {STEERING_FIX}: {STEERING_FIX_MAINLINE[0]}."
+                    f"{STEERING_FIX_MAINLINE[1]}+, or {backports} and later in their series "
+                    "(a distribution kernel may carry it earlier: check its changelog)\n"
+                    "until then: stop the traffic to the port before bringing its kernel "
+                    "interface up after DPDK")
+    else:
+        report.info(f"{name}: unknown whether it disables RX steering on RSS QP destroy: check "
+                    f"its changelog for {STEERING_FIX} (in {STEERING_FIX_MAINLINE[0]}."
+                    f"{STEERING_FIX_MAINLINE[1]}, {backports})")
+
+
+def check_netvsc_pairs(report, ports):
+    """Azure pairs every VF netdev with a synthetic (hv_netvsc) interface of the same MAC."""
+    for p in ports:
+        if p.netvsc:
+            continue
+        report.warn(f"{p.ifname} (MAC {p.mac}) has no synthetic netvsc interface with its MAC: "
+                    "on Azure the VF's traffic falls back to it while Azure services the VF, and "
+                    "broadcast and multicast arrive only there",
+                    "modprobe hv_netvsc, and check that nothing changed the VF's MAC (ip link); "
+                    "the pair exists on Azure VMs with Accelerated Networking")
 
 
 def check_vfs(report, paths):
@@ -283,7 +410,10 @@ def check_kernel_objects(report, paths, functions):
     modules = paths.sys / "module"
     for bdf in functions:
         found = by_pci.get(bdf, [])
-        if not found:
+        if not found and module_available(paths, "mana_ib") is False:
+            no_module_fail(report, "mana_ib", f"{bdf} has no RDMA device, which gives DPDK its "
+                           "queues")
+        elif not found:
             loaded = "" if (modules / "mana_ib").is_dir() else " (module mana_ib is not loaded)"
             report.fail(f"{bdf}: no RDMA device{loaded}: mana_ib gives DPDK its queues",
                         "modprobe mana_ib ib_uverbs   (mana_ib needs Linux 6.2+ or a vendor backport)")
@@ -300,8 +430,10 @@ def check_kernel_objects(report, paths, functions):
 def check_rdma_core(report, by_pci):
     path, version = libmana_version()
     if path is None:
-        report.fail("rdma-core's libmana (the MANA verbs provider) is not installed",
-                    "apt install ibverbs-providers libibverbs1   (rdma-core 44 or later)")
+        report.fail("rdma-core's libmana (the MANA verbs provider) is not installed: the driver "
+                    "cannot load or finds no RDMA device",
+                    "apt install ibverbs-providers libibverbs1   (rdma-core 44 or later; RHEL and "
+                    "Azure Linux: dnf install libibverbs)")
         return
     if version is not None and version < 44:
         report.fail(f"{path}: rdma-core {version} is older than 44, the first with MANA",
@@ -446,9 +578,14 @@ def main():
     eal_pmd = pmd_args(report, args.pmd)
 
     ports = [port for bdf in functions for port in find_ports(paths, bdf)]
-    if functions and not ports:
+    if functions and not ports and module_available(paths, "mana") is False:
+        no_module_fail(report, "mana", "the VF stays unbound and the VM runs on synthetic netvsc "
+                       "networking only, though Azure reports Accelerated Networking on")
+    elif functions and not ports:
         report.fail("the MANA VF has no network interface: the kernel's mana driver is not bound",
                     "modprobe mana")
+    if functions:
+        check_steering_fix(report)
     if ports:
         print("MANA ports (VF netdev <-> synthetic netvsc interface, paired by MAC):")
         for p in ports:
@@ -456,6 +593,7 @@ def main():
                       else "no synthetic interface with this MAC")
             print(f"  {p.pci} port {p.dev_port + 1}: {p.ifname} MAC {p.mac} "
                   f"({'up' if p.up else 'down'}), {netvsc}")
+        check_netvsc_pairs(report, ports)
     port = choose_port(report, paths, ports, args.mac) if ports else None
     if port is not None:
         check_port_state(report, port)

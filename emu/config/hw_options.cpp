@@ -178,6 +178,33 @@ constexpr HwOption kOptions[] = {
      [](const HwBehaviour& hw) {
        return std::string(hw.netvsc_group_frames_vf ? "vf" : "synthetic");
      }},
+    // ---- libmana CQ rules and RX steering teardown (doc/hardware.md §9.21, §9.22)
+    {"libmana-cq-rule", "v44|v53|v62",
+     [](std::string_view v, HwBehaviour* hw) {
+       using R = HwBehaviour::LibmanaCqRule;
+       if (v == "v44")
+         hw->libmana_cq_rule = R::kV44;
+       else if (v == "v53")
+         hw->libmana_cq_rule = R::kV53;
+       else if (v == "v62")
+         hw->libmana_cq_rule = R::kV62;
+       else
+         return false;
+       return true;
+     },
+     [](const HwBehaviour& hw) {
+       using R = HwBehaviour::LibmanaCqRule;
+       return std::string(hw.libmana_cq_rule == R::kV44   ? "v44"
+                          : hw.libmana_cq_rule == R::kV53 ? "v53"
+                                                          : "v62");
+     }},
+    {"rx-steering-on-destroy", "keep|clear",
+     [](std::string_view v, HwBehaviour* hw) {
+       if (v != "keep" && v != "clear") return false;
+       hw->rx_steering_keep = v == "keep";
+       return true;
+     },
+     [](const HwBehaviour& hw) { return std::string(hw.rx_steering_keep ? "keep" : "clear"); }},
 };
 
 std::string keys() {
@@ -211,7 +238,7 @@ std::vector<std::string> format_hw_options(const HwBehaviour& hw) {
   return words;
 }
 
-std::string profile_names() { return "default, azure-2023, azure-2025, strict"; }
+std::string profile_names() { return "default, azure-2023, azure-2025, azure-2026, strict"; }
 
 bool apply_profile(std::string_view name, EmuConfig* config, bool* coalesce, std::string* error) {
   HwBehaviour hw;
@@ -247,6 +274,18 @@ bool apply_profile(std::string_view name, EmuConfig* config, bool* coalesce, std
       hw.single_queue_hash = false;
       hw.tx_wqe_offset = HwBehaviour::TxWqeOffset::kBytes;
     }
+  } else if (name == "azure-2026") {
+    // A mid-2026 image (doc/hardware.md §9.21, §9.22): a kernel with the 2025 device split, 2048
+    // WR/CQE, coalescing, EBUSY, the raw-QP-first rule and the RX steering fix (7.0.4, 7.1,
+    // 6.12.86, 6.6.140), under rdma-core >= 62 (no 256 limit, cq_id invalid until a QP uses it).
+    config->limits = EmuConfig::kLimits2025;
+    config->device_split = true;
+    *coalesce = true;
+    hw.raw_qp_first = true;
+    hw.vport_busy_errno = EBUSY;
+    hw.libmana_max_wr = 0;
+    hw.libmana_cq_rule = HwBehaviour::LibmanaCqRule::kV62;
+    hw.rx_steering_keep = false;
   } else {
     *error = "unknown profile " + quote_for_error(name) + " (known: " + profile_names() + ")";
     return false;

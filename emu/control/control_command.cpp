@@ -309,7 +309,9 @@ std::string ControlTargets::counters_json(uint32_t vf, const Device& device) {
     out << (p ? "," : "") << "{\"port\":" << p << ",\"tx_frames\":" << c.tx_frames
         << ",\"rx_frames\":" << c.rx_frames << ",\"rx_no_wqe_drops\":" << c.rx_no_wqe_drops
         << ",\"rx_filtered\":" << c.rx_filtered << ",\"rx_mtu_drops\":" << c.rx_mtu_drops
-        << ",\"tx_wire_drops\":" << c.tx_wire_drops << ",\"rx_oversize\":" << c.rx_oversize << "}";
+        << ",\"tx_wire_drops\":" << c.tx_wire_drops << ",\"rx_oversize\":" << c.rx_oversize
+        << ",\"rx_stale_steering_drops\":" << c.rx_stale_steering_drops
+        << ",\"rx_stale_steering_cqes\":" << c.rx_stale_steering_cqes << "}";
   }
   out << "],\"sqs\":[";
   if (hooks_.sq_ids) {

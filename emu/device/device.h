@@ -106,6 +106,10 @@ struct PortCounters {
   uint64_t rx_frames = 0;      // frames taken from the wire (before filtering)
   uint64_t tx_wire_drops = 0;  // frames the wire refused
   uint64_t rx_oversize = 0;    // frames longer than the vPort MTU, whatever rx-oversize does
+  // hw rx-steering-on-destroy=keep (doc/hardware.md §9.22): frames steered to the queues of a
+  // destroyed RSS QP, lost; and those completed as RX CQEs on a CQ that took a stale CQ id.
+  uint64_t rx_stale_steering_drops = 0;
+  uint64_t rx_stale_steering_cqes = 0;
 };
 
 // Live-object counts, for leak checks after a driver closes (all back to zero).

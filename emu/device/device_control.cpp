@@ -379,7 +379,10 @@ int DeviceImpl::create_raw_qp(uint32_t context_id, uint32_t pd_id, uint32_t port
   sq->size = sq_size_bytes;
   sq->cq = cq;
   sq->port = port;
-  if (!bind_queue(*sq) || !bind_queue(*cq)) {
+  // hw rx-steering-on-destroy=keep: the new TX CQ may take an id stale steering still names.
+  const bool cq_bound = config_.hw.rx_steering_keep && bind_cq_to_stale_id(*port, *cq);
+  if (!bind_queue(*sq) || (!cq_bound && !bind_queue(*cq))) {
+    unbind_queue(*cq);
     unbind_queue(*sq);
     release_vport(*port);
     return ENOMEM;
@@ -456,7 +459,8 @@ int DeviceImpl::create_rss_qp(uint32_t context_id, uint32_t pd_id, uint32_t port
   }
   for (uint32_t i = 0; i < hw::kRssTableSize; ++i) port->steering[i] = table[i & (n - 1)];
   port->default_rq = table[n - 1];
-  drop_unsteered_frames(*port);
+  drop_unsteered_frames(*port);  // or routed by the stale steering, which ends here
+  end_stale_steering(*port);
   port->rss = rss.get();
   ctx->rqs += static_cast<uint32_t>(rss->rqs.size());
   for (uint32_t i = 0; i < n; ++i) out[i] = {table[i]->cq->id, table[i]->id};
@@ -480,6 +484,9 @@ void DeviceImpl::destroy_raw_qp(Sq& sq) {
 // Also the unwinding of a failed create_rss_qp (then the port's steering is not programmed yet).
 void DeviceImpl::destroy_rss_qp(RssQp& rss) {
   Port& port = *rss.port;
+  // hw rx-steering-on-destroy=keep: kernels without the fix leave the steering behind (the ids
+  // are read before the queues let go of them).
+  if (port.rss == &rss && config_.hw.rx_steering_keep) keep_stale_steering(port, rss);
   for (Rq* rq : rss.rqs) {
     if (rq->id != 0 && !rq->dead) flush_coalesced(*rq);
     unbind_queue(*rq->cq);
@@ -526,7 +533,10 @@ int DeviceImpl::destroy_qp(uint32_t qp_handle) {
 
 void DeviceImpl::set_netdev_up(uint32_t port, bool up) {
   std::lock_guard g(lock_);
-  if (port < ports_.size()) ports_[port].netdev_up = up;
+  if (port >= ports_.size()) return;
+  ports_[port].netdev_up = up;
+  // The kernel's mana_open programs its own steering (doc/hardware.md §9.22).
+  if (up) end_stale_steering(ports_[port]);
 }
 
 bool DeviceImpl::netdev_up(uint32_t port) const {
@@ -559,6 +569,7 @@ void DeviceImpl::set_present(bool present) {
     for (auto& [h, rq] : wqs_) rq->dead = true;
     for (Sq* sq : sqs_) sq->dead = true;
     disassociate_all();
+    for (Port& p : ports_) end_stale_steering(p);  // the removed VF's vPorts are gone
   }
   present_ = present;
 }

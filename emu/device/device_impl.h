@@ -154,6 +154,11 @@ class DeviceImpl final : public Device {
   void flush_all_coalesced();
   // Before the vPort gets RX steering: drops what reached it while it had none.
   void drop_unsteered_frames(Port& port);
+  // hw rx-steering-on-destroy=keep (device_stale_steering.cpp, doc/hardware.md §9.22).
+  void keep_stale_steering(Port& port, RssQp& rss);
+  void end_stale_steering(Port& port);
+  void route_stale_frame(Port& port, const uint8_t* frame, uint32_t len);
+  bool bind_cq_to_stale_id(Port& port, Cq& cq);
 
   const VfConfig config_;
   std::unique_ptr<WireSet> wires_;

@@ -40,6 +40,8 @@ void DeviceImpl::drop_unsteered_frames(Port& port) {
     ++port.counters.rx_frames;
     if (len < kEthHeaderLen || !addressed_to(rx_frame_.data(), port.mac))
       ++port.counters.rx_filtered;
+    else if (port.stale.active)
+      route_stale_frame(port, rx_frame_.data(), len);
     else
       ++port.counters.rx_no_wqe_drops;
   }
@@ -107,7 +109,10 @@ unsigned DeviceImpl::receive_port(Port& port, unsigned budget) {
     // hw rx-oversize=truncate: completed as CQE_RX_TRUNCATED; =deliver: whole if it fits.
     const bool truncate = oversize && oversize_rule == HwBehaviour::RxOversize::kTruncate;
     if (port.rss == nullptr) {  // no RX queue configured on the vPort
-      ++port.counters.rx_no_wqe_drops;
+      if (port.stale.active)
+        route_stale_frame(port, buf, len);  // hw rx-steering-on-destroy=keep
+      else
+        ++port.counters.rx_no_wqe_drops;
       continue;
     }
     if (full_len > len) {  // did not fit the posted buffer

@@ -65,6 +65,22 @@ struct HwBehaviour {
   NetvscCompletion netvsc_datapath_completion = NetvscCompletion::kAsRequested;
   bool netvsc_vfassoc_at_filter = false;
   bool netvsc_group_frames_vf = false;
+
+  // ---- rdma-core's libmana CQ rules and the kernel's RX steering teardown (doc/hardware.md
+  // §9.21, §9.22).
+  // What the emulated libmana does with a CQ created before manadv_set_context_attr gave it the
+  // application's buffer allocators, and what manadv_init_obj reports as a CQ's id before a QP
+  // uses it: v44 (rdma-core 44..52) refuses such a CQ (EINVAL) and reports 0; v53 (e3ddaeb62,
+  // rdma-core 53..61) makes it an RDMA (RNIC) CQ in libmana's own memory, which a raw or RSS QP
+  // then refuses (EPROTO), and still reports 0; v62 (a09db86ec) as v53, and an Ethernet CQ's id is
+  // UINT32_MAX until a raw or RSS QP assigns it.
+  enum class LibmanaCqRule : uint8_t { kV44, kV53, kV62 };
+  LibmanaCqRule libmana_cq_rule = LibmanaCqRule::kV44;
+  // Destroying an RSS QP leaves the vPort's RX steering at the destroyed queues (kernels without
+  // dbeb256e8dd8): frames that arrive are lost, or completed on a CQ that reuses a stale CQ id,
+  // until the next RSS QP (or the kernel netdev) programs steering again. False: the kernel
+  // disables steering first.
+  bool rx_steering_keep = false;
 };
 
 }  // namespace mana::emu

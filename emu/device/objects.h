@@ -152,6 +152,18 @@ struct PortFaults {
   uint32_t tx_bad_lkey_count = 0, rx_bad_lkey_count = 0;
 };
 
+// hw rx-steering-on-destroy=keep (doc/hardware.md §9.22): the RX steering a destroyed RSS QP left
+// on its vPort, until an RSS QP (or the kernel netdev) programs steering again. Each entry keeps
+// the hardware ids of the RQ and CQ it named; the hasher keeps the destroyed QP's key.
+struct StaleSteering {
+  bool active = false;
+  bool hashes = false;
+  std::array<uint32_t, hw::kRssTableSize> cq_ids{};
+  std::array<uint32_t, hw::kRssTableSize> rq_ids{};
+  uint32_t default_cq_id = 0, default_rq_id = 0;  // non-IP frames
+  std::unique_ptr<RssHasher> hasher;
+};
+
 struct Port {
   TxRateCap rate_cap;  // VfConfig::tx_pps
   uint32_t index = 0;
@@ -169,6 +181,7 @@ struct Port {
   Rq* default_rq = nullptr;                       // non-IP frames: the table's last WQ
   PortCounters counters;
   PortFaults faults;
+  StaleSteering stale;  // hw rx-steering-on-destroy=keep
 };
 
 }  // namespace mana::emu

@@ -5,6 +5,7 @@
 // lock.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -41,6 +42,20 @@ class TaggedTable {
     } while (id == reject || id == 0);
     entries_[slot] = {id, obj};
     return id;
+  }
+
+  // Inserts `obj` under the exact id `id` when its slot is free (an id handed out before and
+  // erased since: hardware that reuses queue ids, doc/hardware.md §9.22); false otherwise.
+  bool insert_as(uint32_t id, T* obj) {
+    const uint32_t slot = id & slot_mask_;
+    if (id == 0 || slot >= entries_.size() || entries_[slot].obj != nullptr) return false;
+    for (size_t i = 0; i < free_.size(); ++i) {
+      if (free_[i] != slot) continue;
+      free_.erase(free_.begin() + static_cast<std::ptrdiff_t>(i));
+      entries_[slot] = {id, obj};
+      return true;
+    }
+    return false;
   }
 
   void erase(uint32_t id) {

@@ -4,6 +4,7 @@
 // ibv_get_cq_event knows which CQ fired and the channel fd is pollable like the kernel's.
 #include <fcntl.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 
 #include "verbs/buffer_sizing.h"
 #include "verbs/exports.h"
+#include "verbs/libmana_rules.h"
 #include "verbs/queue_buffer.h"
 #include "verbs/real_verbs.h"
 #include "verbs/runtime.h"
@@ -27,10 +29,19 @@ void release_event_fd(EmuCq* cq) {
   cq->event_fd = -1;
 }
 
+// An RNIC CQ's buffer: libmana's own anonymous mapping (mana_alloc_mem), not the application's.
+void* map_rnic_buffer(uint64_t bytes) {
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return p == MAP_FAILED ? nullptr : p;
+}
+
 void free_cq(EmuContext* ctx, EmuCq* cq) {
   release_event_fd(cq);
   if (cq->ibv.channel != nullptr) --cq->ibv.channel->refcnt;
-  free_queue_buffer(ctx, cq->buf);
+  if (cq->rnic && cq->buf != nullptr)
+    munmap(cq->buf, cq->buf_bytes);
+  else if (!cq->rnic)
+    free_queue_buffer(ctx, cq->buf);
   pthread_cond_destroy(&cq->ibv.cond);
   pthread_mutex_destroy(&cq->ibv.mutex);
   delete cq;
@@ -41,7 +52,9 @@ ibv_cq* create_emu_cq(ibv_context* context, int cqe, void* cq_context, ibv_comp_
   EmuContext* ctx = emu(context);
   Runtime* rt = Runtime::get();
   std::lock_guard<std::mutex> guard(rt->lock());
-  if (cqe < 1 || !has_allocators(ctx)) return errno = EINVAL, nullptr;
+  // hw libmana-cq-rule: without allocators, EINVAL (v44) or an RDMA CQ (v53, v62).
+  const CqKind kind = cq_kind(rt->libmana_cq_rule(), has_allocators(ctx));
+  if (cqe < 1 || kind == CqKind::kRefused) return errno = EINVAL, nullptr;
   const auto count = static_cast<uint32_t>(cqe);
   if (!libmana_cq_ok(count, rt->libmana_max_wr())) return errno = EINVAL, nullptr;
   if (channel != nullptr && channel->context != context) return errno = EINVAL, nullptr;
@@ -53,7 +66,8 @@ ibv_cq* create_emu_cq(ibv_context* context, int cqe, void* cq_context, ibv_comp_
   cq->ibv.cqe = cqe;
   pthread_mutex_init(&cq->ibv.mutex, nullptr);
   pthread_cond_init(&cq->ibv.cond, nullptr);
-  cq->count = count;
+  cq->rnic = kind == CqKind::kRnic;
+  cq->count = cq->rnic ? rnic_cq_count(count) : count;
   cq->buf_bytes = cq_buffer_size(count);
   if (channel != nullptr) {
     ++channel->refcnt;
@@ -67,7 +81,7 @@ ibv_cq* create_emu_cq(ibv_context* context, int cqe, void* cq_context, ibv_comp_
       return errno = rc, nullptr;
     }
   }
-  cq->buf = alloc_queue_buffer(ctx, cq->buf_bytes);
+  cq->buf = cq->rnic ? map_rnic_buffer(cq->buf_bytes) : alloc_queue_buffer(ctx, cq->buf_bytes);
   if (cq->buf == nullptr) {
     free_cq(ctx, cq);
     return errno = ENOMEM, nullptr;
@@ -78,6 +92,8 @@ ibv_cq* create_emu_cq(ibv_context* context, int cqe, void* cq_context, ibv_comp_
     return errno = rc, nullptr;
   }
   cq->ibv.handle = cq->handle;
+  // An RNIC CQ gets its id from the kernel at creation; an Ethernet CQ from its first QP.
+  cq->cq_id = cq->rnic ? cq->handle : unbound_cq_id(rt->libmana_cq_rule());
   return &cq->ibv;
 }
 

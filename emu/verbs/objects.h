@@ -70,6 +70,9 @@ struct EmuCq {
   uint32_t handle = 0;
   uint32_t cq_id = 0;  // known once a raw QP or an RSS QP binds the CQ
   int event_fd = -1;   // the device signals it when armed; -1 without a channel
+  // An RDMA CQ (libmana >= 53 without allocators, doc/hardware.md §9.21): in libmana's own
+  // memory, refused by raw and RSS QPs.
+  bool rnic = false;
 };
 
 struct EmuQp {

@@ -69,6 +69,12 @@ ibv_qp* create_raw_qp(ibv_context* context, ibv_pd* pd, const ibv_qp_init_attr& 
     return errno = ENOMEM, nullptr;
   }
   EmuCq* cq = emu(attr.send_cq);
+  // The kernel hands the NIC the CQ's DMA region, which an RNIC CQ gave away at creation: the
+  // SQ object is refused (mana_create_wq_obj: EPROTO; doc/hardware.md §9.21).
+  if (cq->rnic) {
+    free_qp(ctx, qp);
+    return errno = EPROTO, nullptr;
+  }
   SqBinding binding{};
   const int rc = ctx->device->create_raw_qp(ctx->context_id, ppd->pd_id, port_of(ppd), qp->sq_buf,
                                             static_cast<uint32_t>(qp->sq_bytes), wr, sge,
@@ -99,7 +105,11 @@ ibv_qp* create_rss_qp(ibv_context* context, ibv_qp_init_attr_ex* attr) {
   }
   const EmuIndTable* table = emu(attr->rwq_ind_tbl);
   std::vector<uint32_t> wq_handles;
-  for (const EmuWq* wq : table->wqs) wq_handles.push_back(wq->handle);
+  for (const EmuWq* wq : table->wqs) {
+    // An RQ object over an RNIC CQ is refused as an SQ's is (doc/hardware.md §9.21).
+    if (wq->cq != nullptr && wq->cq->rnic) return errno = EPROTO, nullptr;
+    wq_handles.push_back(wq->handle);
+  }
   RqBinding bindings[kSteeringEntries] = {};
   auto* qp = new EmuQp();
   qp->rss = true;

@@ -60,6 +60,8 @@ class Runtime {
   bool poll_doorbells() const { return config_.doorbell == EmuConfig::kPoll; }
   // The user-space WR/CQE limit of the emulated libmana (hw libmana-max-wr; 0: none).
   uint32_t libmana_max_wr() const { return config_.hw.libmana_max_wr; }
+  // The emulated libmana's CQ rule (hw libmana-cq-rule).
+  HwBehaviour::LibmanaCqRule libmana_cq_rule() const { return config_.hw.libmana_cq_rule; }
 
   // Poll-mode doorbells: all SQs (all RQs) of a context share one slot of the doorbell page,
   // which a sampling device follows only with a single writer. False (with one line on stderr

@@ -79,10 +79,15 @@ def test_ready_and_its_testpmd_line_forwards():
 
 
 def test_ready_without_netvsc():
-    """A VF netdev with no synthetic interface (mana-emu's default VM) is still a usable port."""
+    """A VF netdev with no synthetic interface (mana-emu's default VM) is still a usable port, with
+    a warning: Azure pairs every VF with one (its fallback path during servicing)."""
     status, out = doctor(["--ports", "1"])
     expect(status == 0 and "eth1 MAC 00:0d:3a:00:00:01 (down), no synthetic interface" in out,
            f"not ready without netvsc (status {status})\n{out}")
+    expect(re.search(r"\[warn\] eth1 \(MAC 00:0d:3a:00:00:01\) has no synthetic netvsc interface "
+                     r".*\n\s+fix: modprobe hv_netvsc", out), f"no netvsc-pair warning\n{out}")
+    status, out = doctor(AZURE_VM)
+    expect("has no synthetic netvsc interface" not in out, f"pair warning with the pair\n{out}")
 
 
 def test_interface_up():
@@ -178,6 +183,93 @@ def test_netvsc_only_vm():
         shutil.rmtree(root)
 
 
+def test_libmana_older_than_44():
+    root = Path(tempfile.mkdtemp(prefix="doctor-lib."))
+    try:
+        old = root / "libmana.so.1.0.43.0"
+        old.write_text("")
+        expect_fault(AZURE_VM, r"libmana.so.1.0.43.0: rdma-core 43 is older than 44",
+                     r"install rdma-core 44 or later", env={"MANA_DOCTOR_LIBMANA": str(old)})
+    finally:
+        shutil.rmtree(root)
+
+
+def test_kernel_steering_fix_by_version():
+    """dbeb256e8dd8 and its stable backports decide; a kernel whose number cannot tell is named
+    with the commit to look for. A warning only: DPDK runs either way."""
+    cases = {"6.12.80": "warn", "7.0.3": "warn", "6.6.139": "warn", "6.12.86": "ok", "7.0.4": "ok",
+             "7.1.2": "ok", "6.6.140": "ok", "6.8.0-1015-azure": "info", "6.18.30": "info"}
+    for release, tag in cases.items():
+        status, out = doctor(AZURE_VM, env={"MANA_DOCTOR_KERNEL": release})
+        expect(status == 0, f"{release}: not ready (status {status})\n{out}")
+        line = re.search(rf"^\[\s*(\w+)\s*\] kernel {re.escape(release)}[ :].*RX steering.*$", out,
+                         re.M)
+        expect(line and line.group(1) == tag, f"{release}: expected [{tag}] steering line\n{out}")
+        if tag == "warn":
+            expect(re.search(r"fix: update to a kernel with dbeb256e8dd8 .*7\.1\+, or 7\.0\.4, "
+                             r"6\.12\.86, 6\.6\.140", out), f"{release}: no fix line\n{out}")
+        if tag == "info":
+            expect("check its changelog for dbeb256e8dd8" in out, f"{release}: no commit\n{out}")
+
+
+def test_emulated_kernel_steering():
+    """Under mana-emu the emulated kernel's rx-steering-on-destroy is what the doctor judges."""
+    status, out = doctor([*AZURE_VM, "--hw", "rx-steering-on-destroy=keep"])
+    expect(status == 0 and re.search(r"\[warn\] the emulated kernel leaves the vPort's RX steering",
+                                     out), f"no steering warning (status {status})\n{out}")
+    status, out = doctor(AZURE_VM)
+    expect(re.search(r"\[ ok \] the emulated kernel disables RX steering", out),
+           f"no steering ok line\n{out}")
+
+
+def fake_vf_sysfs(modules):
+    """A VM whose MANA VF has no driver bound (no netdev, no RDMA device) next to a synthetic eth0,
+    and a kernel module tree holding `modules`."""
+    root = Path(tempfile.mkdtemp(prefix="doctor-sys."))
+    vf = root / "bus/pci/devices/7870:00:00.0"
+    vf.mkdir(parents=True)
+    (vf / "vendor").write_text("0x1414\n")
+    (vf / "device").write_text("0x00ba\n")
+    (vf / "class").write_text("0x020000\n")
+    eth0 = root / "class/net/eth0"
+    eth0.mkdir(parents=True)
+    (eth0 / "address").write_text("00:0d:3a:11:22:33\n")
+    tree = root / "lib-modules"
+    tree.mkdir()
+    (tree / "modules.dep").write_text("".join(f"kernel/{m}.ko.zst:\n" for m in modules) +
+                                      "kernel/drivers/net/hyperv/hv_netvsc.ko.zst:\n")
+    (tree / "modules.builtin").write_text("kernel/drivers/pci/pci-hyperv.ko\n")
+    env = {"SYSFS_PCI_DEVICES": str(root / "bus/pci/devices"), "MANA_DOCTOR_MODULES": str(tree),
+           "MANA_DOCTOR_KERNEL": "6.6.57.1-1.azl3"}
+    return root, env
+
+
+def test_kernel_without_mana_module():
+    """A kernel built without CONFIG_MICROSOFT_MANA: the VF sits unbound and the VM runs on
+    synthetic networking (as Microsoft's LISA MANA driver-presence tests describe for an Azure
+    Linux build); the doctor names the kernel, not modprobe."""
+    root, env = fake_vf_sysfs([])
+    try:
+        out = expect_fault([], r"this kernel \(6\.6\.57\.1-1\.azl3\) has no mana module "
+                           r"\(CONFIG_MICROSOFT_MANA is not set\): the VF stays unbound",
+                           r"boot a kernel built with CONFIG_MICROSOFT_MANA=m", env=env,
+                           emulated=False)
+        expect("has no mana_ib module (CONFIG_MANA_INFINIBAND is not set)" in out,
+               f"no mana_ib line\n{out}")
+        expect("modprobe mana\n" not in out, f"modprobe for a module the kernel lacks\n{out}")
+    finally:
+        shutil.rmtree(root)
+    # The same VM whose kernel has both modules, not loaded: modprobe is the fix.
+    root, env = fake_vf_sysfs(["drivers/net/ethernet/microsoft/mana/mana",
+                               "drivers/infiniband/hw/mana/mana_ib"])
+    try:
+        out = expect_fault([], r"the MANA VF has no network interface", r"modprobe mana", env=env,
+                           emulated=False)
+        expect("has no mana module" not in out, f"module reported missing\n{out}")
+    finally:
+        shutil.rmtree(root)
+
+
 def test_no_libmana():
     expect_fault(AZURE_VM, r"rdma-core's libmana .* is not installed", r"apt install ibverbs-providers",
                  env={"MANA_DOCTOR_LIBMANA": "/nonexistent/libmana.so.1"})
@@ -188,4 +280,6 @@ if __name__ == "__main__":
         raise Failure(f"{DOCTOR} not built")
     main([test_ready_and_its_testpmd_line_forwards, test_ready_without_netvsc, test_interface_up,
           test_mana_ib_not_loaded, test_ib_uverbs_not_loaded, test_driver_id_mismatch,
-          test_no_hugepages, test_hugepages_all_used, test_netvsc_only_vm, test_no_libmana])
+          test_no_hugepages, test_hugepages_all_used, test_netvsc_only_vm, test_no_libmana,
+          test_libmana_older_than_44, test_kernel_steering_fix_by_version,
+          test_emulated_kernel_steering, test_kernel_without_mana_module])

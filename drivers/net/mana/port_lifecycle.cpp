@@ -109,9 +109,13 @@ int port_queues_create(rte_eth_dev* dev) {
   return 0;
 }
 
+// RX first, while the raw QPs still hold the vPort: destroying the RSS QP disables the whole
+// vPort's RX steering on kernels with dbeb256e8dd8, which must happen before the vPort is free
+// for the kernel netdev (netvsc reopens the VF) to program steering of its own; the verbs core
+// then allows only RSS QP -> table -> WQs -> CQs (doc/hardware.md §9.12, §9.22).
 void port_queues_destroy(rte_eth_dev* dev) {
-  tx_queues_stop(dev);
   rx_queues_stop(dev);
+  tx_queues_stop(dev);
 }
 
 // The vPort is up as long as the VF exists; the NIC reports no speed changes (doc/hardware.md

@@ -100,7 +100,8 @@ int find_ports(rte_pci_device* pci, const Devargs& devargs, ibv_device** list, i
   if (some_ibdev_path == nullptr) {
     MANA_INIT_LOG(ERR,
                   "%s: no MANA Ethernet RDMA device belongs to this PCI function: load the kernel "
-                  "modules (modprobe mana_ib ib_uverbs) and check rdma-core >= 44",
+                  "modules (modprobe mana_ib ib_uverbs) and install rdma-core >= 44's MANA "
+                  "provider (Debian/Ubuntu: ibverbs-providers); mana-doctor checks both",
                   pci->name);
     return -ENODEV;
   }

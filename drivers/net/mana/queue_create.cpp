@@ -36,14 +36,29 @@ int use_dpdk_memory_for_queues(ibv_context* ctx, int socket) {
   allocators.alloc = alloc_queue_memory;
   allocators.free = free_queue_memory;
   allocators.data = reinterpret_cast<void*>(static_cast<intptr_t>(socket));
+  // Before every CQ: a CQ created without them is refused (rdma-core 44..52) or becomes an RDMA
+  // CQ that raw and RSS QPs refuse (53 on; doc/hardware.md §9.21).
   const int rc = manadv_set_context_attr(ctx, MANADV_CTX_ATTR_BUF_ALLOCATORS, &allocators);
   if (rc != 0) {
     MANA_DRV_LOG(ERR,
-                 "manadv_set_context_attr(BUF_ALLOCATORS) failed: %s: is libmana >= v44 installed?",
+                 "manadv_set_context_attr(BUF_ALLOCATORS) failed: %s: this rdma-core's libmana "
+                 "cannot place queues in DPDK memory; install rdma-core >= 44 (Debian/Ubuntu: "
+                 "ibverbs-providers, RHEL/Azure Linux: libibverbs) and check with mana-doctor",
                  strerror(rc));
     return -rc;
   }
   return 0;
+}
+
+bool cq_id_assigned(const PortPriv& priv, const char* kind, uint16_t queue, uint32_t cq_id) {
+  // rdma-core >= 62 reports UINT32_MAX until a QP assigns the id (doc/hardware.md §9.21); after
+  // the QP, an unassigned id would send every doorbell of the queue to no CQ.
+  if (cq_id != kCqIdUnassigned) return true;
+  MANA_DRV_LOG(ERR,
+               "port %u %s queue %u: libmana reports no CQ id after the queue was created: "
+               "rdma-core's libmana and the kernel's mana_ib disagree; update both",
+               priv.port_id, kind, queue);
+  return false;
 }
 
 namespace {

@@ -20,6 +20,15 @@ namespace mana {
 // Returns 0 or a negative errno (logged).
 int use_dpdk_memory_for_queues(ibv_context* ctx, int socket);
 
+// ---- CQ ids ----
+
+// What rdma-core >= 62's manadv_init_obj reports for a CQ no QP has bound yet; the queues read
+// their CQ's id only after their raw or RSS QP exists (doc/hardware.md §9.21).
+inline constexpr uint32_t kCqIdUnassigned = UINT32_MAX;
+
+// False (logged) when the CQ of `kind` queue `queue` still has no id after its QP was created.
+bool cq_id_assigned(const PortPriv& priv, const char* kind, uint16_t queue, uint32_t cq_id);
+
 // ---- the provider's queue-size limit ----
 
 inline constexpr uint32_t kLegacyLibmanaMaxWr = 256;

@@ -143,7 +143,8 @@ int create_rss_qp(rte_eth_dev* dev, PortPriv& priv) {
   return 0;
 }
 
-// Queue ids become valid with the RSS QP; read the geometry only then.
+// Queue ids become valid with the RSS QP (rdma-core >= 62 reports the CQ's as UINT32_MAX before,
+// doc/hardware.md §9.21); read the geometry only then.
 int bind_hardware_queue(PortPriv& priv, RxQueue& q) {
   manadv_cq cq{};
   manadv_rwq rwq{};
@@ -163,6 +164,7 @@ int bind_hardware_queue(PortPriv& priv, RxQueue& q) {
                  priv.port_id, q.queue_id, cq.count, rwq.count, rwq.size);
     return -EPROTO;
   }
+  if (!cq_id_assigned(priv, "RX", q.queue_id, cq.cq_id)) return -EPROTO;
   q.cq = make_completion_queue(static_cast<hw::Cqe*>(cq.buf), cq.count, cq.cq_id);
   q.rq = WorkQueue{static_cast<uint8_t*>(rwq.buf), rwq.size - 1, q.nb_desc, 0, 0, rwq.wq_id};
   if (priv.db_page == nullptr) priv.db_page = rwq.db_page;

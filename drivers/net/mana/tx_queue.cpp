@@ -74,6 +74,7 @@ int create_queue(PortPriv& priv, TxQueue& q) {
   q.ib_qp = ibv_create_qp(priv.parent_pd, &attr);
   if (q.ib_qp == nullptr) return log_queue_create_error(priv, what, errno);
 
+  // The CQ's id exists only now that its raw QP does (rdma-core >= 62 reports UINT32_MAX before).
   manadv_qp qp{};
   manadv_cq cq{};
   manadv_obj obj{};
@@ -94,6 +95,7 @@ int create_queue(PortPriv& priv, TxQueue& q) {
                  priv.port_id, q.queue_id, cq.count, qp.sq_size);
     return -EPROTO;
   }
+  if (!cq_id_assigned(priv, "TX", q.queue_id, cq.cq_id)) return -EPROTO;
   q.cq = make_completion_queue(static_cast<hw::Cqe*>(cq.buf), cq.count, cq.cq_id);
   q.sq = WorkQueue{static_cast<uint8_t*>(qp.sq_buf),
                    qp.sq_size - 1,

@@ -277,8 +277,8 @@ TEST(ControlTargets, WithoutConfigOnlyTheDeviceChanges) {
 
 TEST(ControlTargets, CountersAndLiveAreOneLineOfJson) {
   FakeDevice device(two_port_vf());
-  device.ports_[0] = {1, 2, 3, 4, 5, 6, 7};
-  device.ports_[1] = {10, 20, 30, 40, 50, 60, 70};
+  device.ports_[0] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+  device.ports_[1] = {10, 20, 30, 40, 50, 60, 70, 80, 90};
   device.bad_doorbells_ = 77;
   device.sq_[7] = {11, 12, 13, 14, 15, 16, 17, 18, 19};
   device.rq_[9] = {21, 22, 23, 24, 25, 26, 27, 28, 29};
@@ -293,9 +293,11 @@ TEST(ControlTargets, CountersAndLiveAreOneLineOfJson) {
   EXPECT_EQ(targets.handle_line("counters 0"),
             "ok {\"vf\":0,\"present\":true,\"bad_doorbells\":77,\"ports\":["
             "{\"port\":0,\"tx_frames\":4,\"rx_frames\":5,\"rx_no_wqe_drops\":1,\"rx_filtered\":2,"
-            "\"rx_mtu_drops\":3,\"tx_wire_drops\":6,\"rx_oversize\":7},"
+            "\"rx_mtu_drops\":3,\"tx_wire_drops\":6,\"rx_oversize\":7,"
+            "\"rx_stale_steering_drops\":8,\"rx_stale_steering_cqes\":9},"
             "{\"port\":1,\"tx_frames\":40,\"rx_frames\":50,\"rx_no_wqe_drops\":10,"
-            "\"rx_filtered\":20,\"rx_mtu_drops\":30,\"tx_wire_drops\":60,\"rx_oversize\":70}],"
+            "\"rx_filtered\":20,\"rx_mtu_drops\":30,\"tx_wire_drops\":60,\"rx_oversize\":70,"
+            "\"rx_stale_steering_drops\":80,\"rx_stale_steering_cqes\":90}],"
             "\"sqs\":[{\"id\":7,\"wqes\":11,\"packets\":12,\"bytes\":13,\"cqes\":15,"
             "\"error_cqes\":14,\"doorbells\":16,\"wqe_cnt_doorbells\":17,"
             "\"zero_length_cqes\":18,\"cq_doorbell_violations\":19}],"

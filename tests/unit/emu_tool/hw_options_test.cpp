@@ -69,5 +69,31 @@ TEST(HwOptions, TheConfigFileCarriesTheBehaviours) {
   EXPECT_NE(error.find("cfg:2: hw 'cq-doorbell=sometimes'"), std::string::npos) << error;
 }
 
+// ---- libmana CQ rules and RX steering teardown (doc/hardware.md §9.21, §9.22)
+TEST(HwOptions, LibmanaCqRuleAndSteeringTeardownByNameAndInAzure2026) {
+  HwBehaviour hw;
+  std::string error;
+  EXPECT_EQ(hw.libmana_cq_rule, HwBehaviour::LibmanaCqRule::kV44);  // rdma-core 44 by default
+  EXPECT_FALSE(hw.rx_steering_keep);
+  ASSERT_TRUE(set_hw_option("libmana-cq-rule=v53", &hw, &error)) << error;
+  EXPECT_EQ(hw.libmana_cq_rule, HwBehaviour::LibmanaCqRule::kV53);
+  ASSERT_TRUE(set_hw_option("rx-steering-on-destroy=keep", &hw, &error)) << error;
+  EXPECT_TRUE(hw.rx_steering_keep);
+  EXPECT_FALSE(set_hw_option("libmana-cq-rule=v50", &hw, &error));
+  EXPECT_NE(error.find("libmana-cq-rule=v44|v53|v62"), std::string::npos) << error;
+  EmuConfig c;
+  bool coalesce = false;
+  ASSERT_TRUE(apply_profile("azure-2026", &c, &coalesce, &error)) << error;
+  EXPECT_EQ(c.hw.libmana_cq_rule, HwBehaviour::LibmanaCqRule::kV62);
+  EXPECT_FALSE(c.hw.rx_steering_keep);
+  EXPECT_EQ(c.hw.libmana_max_wr, 0u);
+  EXPECT_TRUE(c.device_split);
+  EXPECT_TRUE(coalesce);
+  HwBehaviour back;
+  for (const std::string& word : format_hw_options(c.hw))
+    ASSERT_TRUE(set_hw_option(word, &back, &error)) << error;
+  EXPECT_EQ(format_hw_options(back), format_hw_options(c.hw));
+}
+
 }  // namespace
 }  // namespace mana::emu

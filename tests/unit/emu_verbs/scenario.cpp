@@ -35,6 +35,9 @@ EmuConfig make_config(const std::string& name, const std::string& root) {
   c.limits = name == "limits2025" ? EmuConfig::kLimits2025 : EmuConfig::kLimits6_2;
   // limits2025: the 2025 kernel under rdma-core >= 49 (no user-space limit of its own).
   if (name == "limits2025") c.hw.libmana_max_wr = 0;
+  // libmana53 / libmana62: rdma-core's later CQ rules (hw libmana-cq-rule, doc/hardware.md §9.21).
+  if (name == "libmana53") c.hw.libmana_cq_rule = HwBehaviour::LibmanaCqRule::kV53;
+  if (name == "libmana62") c.hw.libmana_cq_rule = HwBehaviour::LibmanaCqRule::kV62;
   bool coalesce = false;
   std::string error;
   if (name == "azure2025" && !apply_profile("azure-2025", &c, &coalesce, &error)) {

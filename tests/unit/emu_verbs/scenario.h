@@ -13,7 +13,8 @@ namespace mana::emu::test {
 // Scenarios: "trap", "poll" (VF 0: ports 0..1 loop + port 2 with its netdev up; VF 1: one loop
 // port, used for hot removal), "split" (the 2025 device split), "limits2025" (2048 WR/CQE, no
 // user-space limit: rdma-core >= 49), "azure2025" (`--profile azure-2025`: 2048 in the kernel but
-// rdma-core 44's 256 in user space, raw-QP-first, EBUSY), "forward" (no MANA_EMU_CONFIG at all).
+// rdma-core 44's 256 in user space, raw-QP-first, EBUSY), "libmana53" and "libmana62" (rdma-core
+// 53's and 62's CQ rules), "forward" (no MANA_EMU_CONFIG at all).
 struct Scenario {
   std::string name;
   EmuConfig config;  // empty for "forward"
