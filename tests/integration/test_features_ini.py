@@ -88,8 +88,7 @@ EVIDENCE = {
     "Inline crypto": [rx("SECURITY")],
     "Inline protocol": [tx("SECURITY")],
     "CRC offload": [rx("KEEP_CRC")],
-    # P: strip/insert are set at configure time; no vlan_offload_set at run time
-    "VLAN offload": [rx("VLAN_STRIP"), tx("VLAN_INSERT")],
+    "VLAN offload": [rx("VLAN_STRIP"), tx("VLAN_INSERT"), op("vlan_offload_set")],
     "QinQ offload": [rx("QINQ_STRIP")],
     "FEC": [op("fec_get")],
     "IP reassembly": [op("ip_reassembly_capability_get")],

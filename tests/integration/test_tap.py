@@ -181,6 +181,27 @@ def test_vlan_strip_and_insert():
     expect(len(out) == 4 and all(f[Dot1Q].vlan == 200 and not f[Dot1Q].payload.haslayer(Dot1Q)
                                  for f in out),
            f"frames back on the wire: {[f.summary() for f in out]}", p)
+
+    # Stripping turned off on the started port (rte_eth_dev_set_vlan_offload): the tag is back in
+    # the data from the next burst on.
+    for cmd in ("stop", "port stop 0", "tx_vlan reset 0", "port start 0"):
+        p.send(cmd)
+    mark = len(p.lines)
+    p.send("vlan set strip off 0")
+    p.send("show port info 0")  # (its answer comes after the command before it was done)
+    p.wait_for(r"^\s*strip off, ", start=mark)
+    expect(not any("failed" in line for line in p.lines[mark:]), "vlan set strip off failed", p)
+    p.send("start")
+    p.wait_for(FORWARDING_STARTED, start=mark)
+    capture = frames_back()
+    sendp([tagged] * 4, iface=TAP)
+    m = p.wait_for(received, start=mark)
+    expect(m.group(1) == "8100" and int(m.group(2)) == len(tagged),
+           f"frame after strip off: type {m.group(1)}, length {m.group(2)}", p)
+    capture.wait_for(4)
+    out = capture.stop()
+    expect(len(out) == 4 and all(f[Dot1Q].vlan == 100 for f in out),
+           f"frames back on the wire: {[f.summary() for f in out]}", p)
     p.send("quit")
     expect(p.finish() == 0, "testpmd failed", p)
 

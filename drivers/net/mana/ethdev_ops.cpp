@@ -31,6 +31,7 @@
 #include "stats.h"
 #include "tx_queue.h"
 #include "tx_watchdog.h"
+#include "vlan_offload.h"
 
 namespace mana {
 namespace {
@@ -332,6 +333,7 @@ const eth_dev_ops kPrimaryOps = [] {
   o.rss_hash_conf_get = rss_hash_conf_get;
   o.allmulticast_enable = allmulticast_enable;
   o.allmulticast_disable = allmulticast_disable;
+  o.vlan_offload_set = vlan_offload_set;
   return o;
 }();
 
