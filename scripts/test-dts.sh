@@ -79,7 +79,7 @@ fi
 scripts/hugepages.sh >/dev/null
 
 if [ -z "${MANA_DTS_BUILD:-}" ]; then
-  flock /tmp/mana-cpu.lock scripts/test-dpdk.sh "$dpdk" build >/dev/null
+  scripts/test-dpdk.sh "$dpdk" build >/dev/null
 fi
 [ -x "$build/emu/tool/mana-emu" ] || die "no $build/emu/tool/mana-emu"
 rm -rf "$run" && mkdir -p "$run/dpdk"
@@ -114,7 +114,7 @@ tar -xf "$src" -C "$run/dpdk" --strip-components=1 --wildcards "*/dts"
 echo "test-dts: DTS of $(basename "$src"), testpmd of DPDK $version, driver: $pmd_kind, emulator: ${emu_options:-defaults}, suites: $suites" >&2
 
 rc=0
-flock /tmp/mana-cpu.lock scripts/debian-chroot.sh trixie run "$top/scripts/dts/inside.sh" \
+scripts/debian-chroot.sh trixie run "$top/scripts/dts/inside.sh" \
   "$run" "$run/dpdk/dts" "$build/emu/tool/mana-emu" "$version" "$suites" "$emu_options" "${testpmd[@]}" >"$run/dts.log" 2>&1 || rc=$?
 [ -f "$run/output/results.json" ] || { tail -n 40 "$run/dts.log" >&2; die "DTS wrote no results (exit $rc; log: $run/dts.log)"; }
 # DTS's own exit status counts every failure; the verdict is the report's, which knows the
