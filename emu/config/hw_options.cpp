@@ -141,6 +141,15 @@ constexpr HwOption kOptions[] = {
        return true;
      },
      [](const HwBehaviour& hw) { return std::string(hw.tso_fixed_ip_id ? "fixed" : "increment"); }},
+    {"tx-vlan-into-tagged", "refuse|insert",
+     [](std::string_view v, HwBehaviour* hw) {
+       if (v != "refuse" && v != "insert") return false;
+       hw->tx_vlan_refuse_tagged = v == "refuse";
+       return true;
+     },
+     [](const HwBehaviour& hw) {
+       return std::string(hw.tx_vlan_refuse_tagged ? "refuse" : "insert");
+     }},
     {"netvsc-datapath-completion", "as-requested|never|always",
      [](std::string_view v, HwBehaviour* hw) {
        using C = HwBehaviour::NetvscCompletion;

@@ -127,7 +127,9 @@ CqeStatus DeviceImpl::check_and_send(Sq& sq, const WqeView& w) {
   }
   if (len < kEthHeaderLen) return {hw::kCqeTxHdrProcessingError};
   if (config_.anti_spoof && !same_mac(frame + 6, port.mac)) return {hw::kCqeTxSaDrop};
-  if (inject_vlan && has_vlan_tag(frame)) return {hw::kCqeTxVlanTaggingViolation};
+  // Open (doc/hardware.md §9.23): a second tag refused, or inserted outside the first.
+  if (inject_vlan && config_.hw.tx_vlan_refuse_tagged && has_vlan_tag(frame))
+    return {hw::kCqeTxVlanTaggingViolation};
   if (checksums) {
     // Where the OOB says, on the frame as the driver built it (before a tag is inserted).
     csum.is_ipv4 = S::IsIpv4::get(oob.s.dw0) != 0;

@@ -56,6 +56,9 @@ struct HwBehaviour {
   bool vport_mtu_adapter = false;
   // TSO: the IPv4 id of segment i is the header's + i (false), or the header's in every segment.
   bool tso_fixed_ip_id = false;
+  // A VLAN tag to insert into a frame whose data already carries one: refused with
+  // CQE_TX_VLAN_TAGGING_VIOLATION (true), or inserted as a second, outer tag (false).
+  bool tx_vlan_refuse_tagged = true;
 
   // The synthetic NIC's host (emu/netvsc, doc/hardware.md §11): whether it completes the guest's
   // SET_DATAPATH (as requested by the packet's flag, never, always), when it first announces the

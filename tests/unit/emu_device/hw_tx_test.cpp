@@ -70,6 +70,32 @@ TEST(HwVportOffset, ShortFieldUpTo255) {
   EXPECT_EQ(send_with(d, a, other_port, false), hw::kCqeTxVportIdxOutOfRange);
 }
 
+// A tag to insert into a frame that carries one (doc/hardware.md §9.23): refused with
+// CQE_TX_VLAN_TAGGING_VIOLATION, or inserted as the outer tag, by tx-vlan-into-tagged.
+TEST(HwTxVlanIntoTagged, RefusedOrInsertedOutside) {
+  for (const bool refuse : {true, false}) {
+    VfConfig c = test_config(1);
+    c.hw.tx_vlan_refuse_tagged = refuse;
+    Driver d(c);
+    TxQueue tx(d, 1);
+    FlowSpec inner = flow();
+    inner.vlan_tci = 0x123;
+    const std::vector<uint8_t> f = build_frame(inner);
+    uint8_t* buf = d.alloc(static_cast<uint32_t>(f.size()));
+    std::memcpy(buf, f.data(), f.size());
+    TxOptions vlan;
+    vlan.long_oob = vlan.inject_vlan = true;
+    vlan.tci = 7;
+    tx.post(tx.oob(vlan), hw::kLongOobSize,
+            {{reinterpret_cast<uint64_t>(buf), d.lkey, static_cast<uint32_t>(f.size())}});
+    tx.doorbell();
+    d.dev().poll();
+    const hw::Cqe* cqe = tx.cq.next();
+    ASSERT_NE(cqe, nullptr);
+    EXPECT_EQ(cqe->type(), refuse ? hw::kCqeTxVlanTaggingViolation : hw::kCqeTxOkay) << refuse;
+  }
+}
+
 TEST(HwVportOffset, AboveTheShortFieldOnlyTheLongFormatReachesThePort) {
   Driver d(with_vport_offset(300));
   TxQueue tx(d, 1);
