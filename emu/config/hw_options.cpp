@@ -26,6 +26,7 @@ bool on_off(std::string_view value, bool* out) {
 std::string on_off(bool v) { return v ? "on" : "off"; }
 
 constexpr uint32_t kMaxAdapterMtu = 9000;
+constexpr uint32_t kMaxLinkSpeedMbps = 800000;  // RTE_ETH_SPEED_NUM_800G
 
 bool number(std::string_view value, uint32_t max, uint32_t* out) {
   return parse_uint(value, max, out);
@@ -178,6 +179,19 @@ constexpr HwOption kOptions[] = {
      [](const HwBehaviour& hw) {
        return std::string(hw.netvsc_group_frames_vf ? "vf" : "synthetic");
      }},
+    // ---- the port's link (doc/hardware.md §9.21) ----
+    {"link-speed-mbps", "N (1..800000 Mbit/s) or -1 (unknown)",
+     [](std::string_view v, HwBehaviour* hw) {
+       if (v == "-1") {
+         hw->link_speed_mbps = -1;
+         return true;
+       }
+       uint32_t n = 0;
+       if (!number(v, kMaxLinkSpeedMbps, &n) || n == 0) return false;
+       hw->link_speed_mbps = static_cast<int32_t>(n);
+       return true;
+     },
+     [](const HwBehaviour& hw) { return std::to_string(hw.link_speed_mbps); }},
 };
 
 std::string keys() {
@@ -211,7 +225,7 @@ std::vector<std::string> format_hw_options(const HwBehaviour& hw) {
   return words;
 }
 
-std::string profile_names() { return "default, azure-2023, azure-2025, strict"; }
+std::string profile_names() { return "default, azure-2023, azure-2025, azure-2026, strict"; }
 
 bool apply_profile(std::string_view name, EmuConfig* config, bool* coalesce, std::string* error) {
   HwBehaviour hw;
@@ -228,14 +242,20 @@ bool apply_profile(std::string_view name, EmuConfig* config, bool* coalesce, std
     hw.raw_qp_first = false;
     hw.cq_eq = false;
     hw.vport_busy_errno = ENODEV;
-    hw.adapter_mtu = 1500;  // jumbo frames came with Linux 6.4
-  } else if (name == "azure-2025" || name == "strict") {
+    hw.adapter_mtu = 1500;    // jumbo frames came with Linux 6.4
+    hw.link_speed_mbps = -1;  // no link speed before Linux 6.17
+  } else if (name == "azure-2025" || name == "azure-2026" || name == "strict") {
     // A 2025 kernel (device split, 2048 WR/CQE, coalescing, EBUSY) under Debian 12's rdma-core 44.
     config->limits = EmuConfig::kLimits2025;
     config->device_split = true;
     *coalesce = true;
     hw.raw_qp_first = true;
     hw.vport_busy_errno = EBUSY;
+    hw.link_speed_mbps = -1;  // no link speed before Linux 6.17
+    if (name == "azure-2026") {
+      // ---- the port's link (doc/hardware.md §9.21): a 2026 kernel reports the VM's bandwidth ----
+      hw.link_speed_mbps = HwBehaviour{}.link_speed_mbps;
+    }
     if (name == "strict") {
       // Every alternative that is hardest on a driver, at once.
       hw.ipv6_ip_csum = true;

@@ -23,7 +23,7 @@ std::vector<std::string> format_hw_options(const HwBehaviour& hw);
 // split). False with `error` listing the profile names when `name` is unknown.
 bool apply_profile(std::string_view name, EmuConfig* config, bool* coalesce, std::string* error);
 
-// "default, azure-2023, azure-2025, strict": for help texts and errors.
+// "default, azure-2023, azure-2025, azure-2026, strict": for help texts and errors.
 std::string profile_names();
 
 }  // namespace mana::emu

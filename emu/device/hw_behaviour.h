@@ -65,6 +65,12 @@ struct HwBehaviour {
   NetvscCompletion netvsc_datapath_completion = NetvscCompletion::kAsRequested;
   bool netvsc_vfassoc_at_filter = false;
   bool netvsc_group_frames_vf = false;
+
+  // ---- The port's link as the kernel netdev shows it (doc/hardware.md §9.21) ----
+  // What the VF netdev's sysfs `speed` (and ethtool) reports, in Mbit/s: since Linux 6.17 the
+  // VM's bandwidth as the NIC reports it (MANA_QUERY_LINK_CONFIG); -1 = unknown, as kernels
+  // before it (and NICs that do not answer the query) show it.
+  int32_t link_speed_mbps = 25000;
 };
 
 }  // namespace mana::emu

@@ -63,7 +63,7 @@ run: presents emulated MANA VFs (sysfs tree, libmana_emu.so preloaded) to <comma
   --tx-pps N          every port sends at most N frames a second (Azure's per-VM cap; tests that
                       compare rates pin them below what the machine gives)
   --anti-spoof on|off drop TX frames whose source MAC is not the port's (default on, as Azure)
-  --profile NAME      default | azure-2023 | azure-2025 | strict: a kernel/Azure generation's
+  --profile NAME      default | azure-2023 | azure-2025 | azure-2026 | strict: a generation's
                       limits, coalescing, device split and open behaviours (doc/hardware.md);
                       options after it override it
   --hw KEY=VALUE      one open hardware behaviour (doc/emulator.md lists the keys), every VF
@@ -79,6 +79,7 @@ ctl: sends one control command to the process running the VFs ($MANA_EMU_CONTROL
   fault <vf> <port> tx|rx bad-lkey <count>
   fault <vf> <port> tx stall
   counters <vf>                    live <vf>
+  link <vf> up|down                the NIC's link event: the VF netdevs' carrier off/on
   Prints the reply; exit status 0 for "ok ...", 1 otherwise.
 
 fabric: one JSON line per port of the fabric wire <name>, attached or gone (its MAC, IP and what

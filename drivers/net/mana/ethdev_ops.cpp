@@ -30,6 +30,7 @@
 #include "rx_queue.h"
 #include "stats.h"
 #include "tx_queue.h"
+#include "link_state.h"
 #include "tx_watchdog.h"
 
 namespace mana {
@@ -227,6 +228,7 @@ int start_locked(rte_eth_dev* dev) {
   mp_notify_secondaries_start(dev);
   link_update(dev, 0);
   tx_watchdog_start(dev);
+  link_watch_start(dev);
   return 0;
 }
 
@@ -242,6 +244,7 @@ int dev_start(rte_eth_dev* dev) {
 // destroyed here (uverbs answers for the removed device).
 int stop_locked(rte_eth_dev* dev) {
   PortPriv* priv = priv_of(dev);
+  link_watch_stop(dev);
   tx_watchdog_stop(dev);  // first: a reset it is doing finishes before the queues go
   // No burst of any process may be inside a queue once its objects go (queue_gate.h).
   close_port_gates(dev);

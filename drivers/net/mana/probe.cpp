@@ -177,6 +177,8 @@ int create_port(rte_pci_device* pci, const Candidate& c, const Devargs& devargs)
     return rc;
   }
   rte_eth_copy_pci_info(dev, pci);
+  // Link state change events: the link watch (link_state.h) raises them.
+  dev->data->dev_flags |= RTE_ETH_DEV_INTR_LSC;
   dev->device = &pci->device;
   dev->dev_ops = primary_dev_ops();
   dev->rx_pkt_burst = rx_burst_stopped;
