@@ -260,6 +260,34 @@ bool set_link(const EmuConfig& config, uint32_t vf, uint32_t port, bool carrier,
          write_file(base + "/operstate", carrier && netdev_up ? "up\n" : "down\n", error);
 }
 
+bool rename_netdev(EmuConfig& config, uint32_t vf, uint32_t port, const std::string& name,
+                   std::string* error) {
+  if (vf >= config.vfs.size() || port >= config.vfs[vf].ports.size()) {
+    *error = "no port " + std::to_string(port) + " on VF " + std::to_string(vf);
+    return false;
+  }
+  PortConfig& p = config.vfs[vf].ports[port];
+  const std::string class_net = config.root + "/sys/class/net/";
+  if (name.empty() || name.size() > 15 || name.find('/') != std::string::npos || name[0] == '.' ||
+      path_exists(class_net + name)) {
+    *error = "bad or taken interface name '" + name + "' (1..15 characters, unique)";
+    return false;
+  }
+  const std::string base =
+      (vf_present(config, vf) ? pci_device_dir(config, vf) : removed_pci_dir(config, vf)) + "/net/";
+  const std::string live = pci_device_dir(config, vf) + "/net/" + name;
+  if (!move_path(base + p.ifname, base + name, error) ||
+      !remove_tree(class_net + p.ifname, error) || !make_symlink(live, class_net + name, error))
+    return false;
+  // hv_netvsc's synthetic interface names its VF in a lower_<ifname> link.
+  if (!p.netvsc.empty() &&
+      !(remove_tree(class_net + p.netvsc + "/lower_" + p.ifname, error) &&
+        make_symlink(class_net + name, class_net + p.netvsc + "/lower_" + name, error)))
+    return false;
+  p.ifname = name;
+  return true;
+}
+
 bool set_netdev_stat(const EmuConfig& config, uint32_t vf, uint32_t port, const std::string& name,
                      uint64_t value, std::string* error) {
   if (vf >= config.vfs.size() || port >= config.vfs[vf].ports.size()) {

@@ -120,6 +120,12 @@ bool parse_control_command(std::string_view line, ControlCommand* out, std::stri
       return fail(error, "expected up or down, got " + quote_for_error(w[2]));
     }
     cmd.up = w[2] == "up";
+  } else if (verb == "rename") {
+    if (!expect_words(w, 4, "rename <vf> <port> <ifname>", error)) return false;
+    cmd.kind = ControlCommand::Kind::kRename;
+    if (!number(w[1], 0, kMaxIndex, "vf", &cmd.vf, error)) return false;
+    if (!number(w[2], 0, kMaxIndex, "port", &cmd.port, error)) return false;
+    cmd.ifname = std::string(w[3]);
   } else if (verb == "netvsc-counters") {
     if (!expect_words(w, 3, "netvsc-counters <vf> <port>", error)) return false;
     cmd.kind = ControlCommand::Kind::kNetvscCounters;
@@ -151,8 +157,9 @@ bool parse_control_command(std::string_view line, ControlCommand* out, std::stri
     cmd.kind = ControlCommand::Kind::kFault;
     if (!parse_fault(w, &cmd, error)) return false;
   } else {
-    return fail(error, "unknown command " + quote_for_error(verb) +
-                           " (netdev, link, remove, add, fault, counters, live, netvsc-counters)");
+    return fail(error,
+                "unknown command " + quote_for_error(verb) +
+                    " (netdev, link, rename, remove, add, fault, counters, live, netvsc-counters)");
   }
   *out = cmd;
   return true;
@@ -207,9 +214,9 @@ std::string ControlTargets::execute(const ControlCommand& cmd) {
   std::lock_guard command(command_mu_);
   Device* device = device_of(cmd.vf);
   if (device == nullptr) return no_vf_error(cmd.vf);
-  const bool has_port = cmd.kind == ControlCommand::Kind::kNetdev ||
-                        cmd.kind == ControlCommand::Kind::kFault ||
-                        cmd.kind == ControlCommand::Kind::kNetvscCounters;
+  const bool has_port =
+      cmd.kind == ControlCommand::Kind::kNetdev || cmd.kind == ControlCommand::Kind::kRename ||
+      cmd.kind == ControlCommand::Kind::kFault || cmd.kind == ControlCommand::Kind::kNetvscCounters;
   if (has_port && cmd.port >= device->config().ports.size()) {
     return "error VF " + std::to_string(cmd.vf) + " has no port " + std::to_string(cmd.port);
   }
@@ -233,6 +240,12 @@ std::string ControlTargets::execute(const ControlCommand& cmd) {
         if (!set_link(*config_, cmd.vf, port, cmd.up, device->netdev_up(port), &error))
           return "error " + error;
       return std::string("ok link ") + (cmd.up ? "up" : "down");
+    }
+    case ControlCommand::Kind::kRename: {
+      if (!config_) return "error no run folder: rename needs one";
+      std::string error;
+      if (!rename_netdev(*config_, cmd.vf, cmd.port, cmd.ifname, &error)) return "error " + error;
+      return "ok renamed " + cmd.ifname;
     }
     case ControlCommand::Kind::kRemove:
       return toggle_presence(cmd.vf, device, false);

@@ -81,6 +81,7 @@ ctl: sends one control command to the process running the VFs ($MANA_EMU_CONTROL
   fault <vf> <port> tx stall
   counters <vf>                    live <vf>
   link <vf> up|down                the NIC's link event: the VF netdevs' carrier off/on
+  rename <vf> <port> <ifname>      the kernel renames the port's netdev (also while removed)
   Prints the reply; exit status 0 for "ok ...", 1 otherwise.
 
 fabric: one JSON line per port of the fabric wire <name>, attached or gone (its MAC, IP and what

@@ -4,7 +4,8 @@
 speed"): the speed the VF's netdev reports (`--hw link-speed-mbps`), 100G where it reports none;
 the NIC's link events (`mana-emu ctl link`) and a VF removal as link state change events in testpmd
 (RTE_ETH_EVENT_INTR_LSC, testpmd's default --lsc-interrupt) and as its link status; the `mac=`
-lookup with a synthetic interface of the same MAC (hv_netvsc's) beside the VF's renamed netdev."""
+lookup with a synthetic interface of the same MAC (hv_netvsc's) beside the VF's renamed netdev; a
+netdev renamed while the port runs, and while the VF is removed (`mana-emu ctl rename`)."""
 
 from pathlib import Path
 
@@ -115,7 +116,35 @@ def test_mac_lookup_never_takes_the_synthetic_twin():
     quit_testpmd(p)
 
 
+def test_a_renamed_netdev_is_followed():
+    """The kernel renames the port's netdev while the port runs (`mana-emu ctl rename`): the
+    driver says so once and reads the link from the new name (a link event still reaches
+    testpmd). Renamed again while the VF is removed: the port comes back on it (found by MAC
+    under the returning function, as Azure's udev names a returning VF)."""
+    p = interactive("link-rename", ["--ifname", "eth1"],
+                    eal_extra=["-a", EMU_BDF, "--log-level=pmd.net.mana.driver:info"])
+    expect(emu_ctl(p, "rename", "0", "0", "enP30832s1") == "ok renamed enP30832s1", "rename", p)
+    emu_ctl(p, "link", "0", "down")
+    p.wait_for(LSC, timeout=EVENT_TIMEOUT)
+    expect(port_info(p, "Link status") == "down", "link not down after a rename", p)
+    said = [line for line in p.lines if "its netdev eth1 is now called enP30832s1" in line]
+    expect(len(said) == 1, f"the driver's note on the rename: {said}", p)
+    # Each change waits for its event: testpmd prints events between a command and its answer.
+    emu_ctl(p, "link", "0", "up")
+    p.wait_for(LSC, timeout=EVENT_TIMEOUT, start=p.last_index + 1)
+    emu_ctl(p, "remove", "0")
+    p.wait_for(LSC, timeout=EVENT_TIMEOUT, start=p.last_index + 1)
+    expect(emu_ctl(p, "rename", "0", "0", "enP2s2") == "ok renamed enP2s2", "rename removed", p)
+    emu_ctl(p, "add", "0")
+    p.wait_for(r"port 0 \(enP2s2\): the VF is back on RDMA device", timeout=EVENT_TIMEOUT)
+    p.wait_for(LSC, timeout=EVENT_TIMEOUT, start=p.last_index + 1)
+    expect(port_info(p, "Link status") == "up", "link not up on the renamed netdev", p)
+    expect(events(p) == 4, f"{events(p)} link state change events for 2 changes and a removal", p)
+    quit_testpmd(p)
+
+
 if __name__ == "__main__":
     harness.main([test_speed_is_what_the_netdev_reports, test_link_events_reach_testpmd,
                   test_without_lsc_interrupt_the_status_still_follows,
-                  test_removal_is_a_link_change, test_mac_lookup_never_takes_the_synthetic_twin])
+                  test_removal_is_a_link_change, test_mac_lookup_never_takes_the_synthetic_twin,
+                  test_a_renamed_netdev_is_followed])

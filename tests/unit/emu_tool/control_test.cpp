@@ -79,6 +79,11 @@ TEST(ControlParser, ParsesEveryCommand) {
   EXPECT_FALSE(c.up);
   EXPECT_EQ(format_control_command(c), "link 1 down");
   EXPECT_TRUE(parse_ok("link 0 up").up);
+  c = parse_ok("rename 0 1 enP30832s1");
+  EXPECT_EQ(c.kind, Kind::kRename);
+  EXPECT_EQ(c.port, 1u);
+  EXPECT_EQ(c.ifname, "enP30832s1");
+  EXPECT_EQ(format_control_command(c), "rename 0 1 enP30832s1");
 
   c = parse_ok("fault 1 1 rx error-cqe 4 7");
   EXPECT_EQ(c.kind, Kind::kFault);
@@ -114,7 +119,7 @@ TEST(ControlParser, ParsesEveryCommand) {
 TEST(ControlParser, RejectsMalformedCommands) {
   EXPECT_EQ(parse_error(""), "empty command");
   EXPECT_EQ(parse_error("reboot 0"),
-            "unknown command 'reboot' (netdev, link, remove, add, fault, counters, live, "
+            "unknown command 'reboot' (netdev, link, rename, remove, add, fault, counters, live, "
             "netvsc-counters)");
   EXPECT_EQ(parse_error("link 0 sideways"), "expected up or down, got 'sideways'");
   EXPECT_EQ(parse_error("link 0"), "usage: link <vf> up|down");
@@ -165,6 +170,7 @@ TEST(ControlTargets, NetdevAndFaultsReachTheDeviceAndSysfs) {
   ASSERT_TRUE(read_file(pci_device_dir(config, 0) + "/net/eth2/operstate", &state));
   EXPECT_EQ(state, "up\n");
   EXPECT_EQ(targets.handle_line("netdev 0 1 down"), "ok netdev down");
+
   EXPECT_FALSE(device.netdev_up_[1]);
   ASSERT_TRUE(read_file(pci_device_dir(config, 0) + "/net/eth2/operstate", &state));
   EXPECT_EQ(state, "down\n");
@@ -192,6 +198,18 @@ TEST(ControlTargets, NetdevAndFaultsReachTheDeviceAndSysfs) {
   ASSERT_TRUE(read_file(pci_device_dir(config, 0) + "/net/eth1/speed", &state));
   EXPECT_EQ(state, std::to_string(config.hw.link_speed_mbps) + "\n");
   EXPECT_EQ(targets.handle_line("netdev 0 1 down"), "ok netdev down");
+
+  // A rename: the folder, the /sys/class/net link and later commands follow the new name.
+  EXPECT_EQ(targets.handle_line("rename 0 1 enP30832s1"), "ok renamed enP30832s1");
+  EXPECT_FALSE(path_exists(pci_device_dir(config, 0) + "/net/eth2"));
+  ASSERT_TRUE(read_file(config.root + "/sys/class/net/enP30832s1/dev_port", &state));
+  EXPECT_EQ(state, "1\n");
+  EXPECT_EQ(targets.handle_line("link 0 down"), "ok link down");
+  ASSERT_TRUE(read_file(pci_device_dir(config, 0) + "/net/enP30832s1/carrier", &state));
+  EXPECT_EQ(state, "0\n");
+  EXPECT_EQ(targets.handle_line("link 0 up"), "ok link up");
+  EXPECT_EQ(targets.handle_line("rename 0 0 enP30832s1"),
+            "error bad or taken interface name 'enP30832s1' (1..15 characters, unique)");
 
   EXPECT_EQ(targets.handle_line("fault 0 1 tx error-cqe 35 2"), "ok fault armed");
   EXPECT_EQ(targets.handle_line("fault 0 0 rx bad-lkey 5"), "ok fault armed");
