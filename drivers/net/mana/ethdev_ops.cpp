@@ -207,6 +207,7 @@ int start_overtaken_by_removal(rte_eth_dev* dev, int rc) {
     return rc;
   set_start_queue_states(dev);
   priv->started = true;
+  link_watch_start(dev);  // the link comes up with the VF
   MANA_DRV_LOG(NOTICE, "port %u: started while the VF is removed: bursts return 0%s", priv->port_id,
                note);
   return 0;
