@@ -64,6 +64,7 @@ def test_link_events_reach_testpmd():
     expect(emu_ctl(p, "link", "0", "down") == "ok link down", "ctl link down", p)
     p.wait_for(LSC, timeout=EVENT_TIMEOUT)
     expect(port_info(p, "Link status") == "down", "link not down after the link event", p)
+    expect(port_info(p, "Link speed") == "None", "a speed while the link is down", p)
     expect(emu_ctl(p, "link", "0", "up") == "ok link up", "ctl link up", p)
     p.wait_for(LSC, timeout=EVENT_TIMEOUT, start=p.last_index + 1)
     expect(port_info(p, "Link status") == "up", "link not up after the link event", p)

@@ -119,7 +119,7 @@ void port_queues_destroy(rte_eth_dev* dev) {
 // The link as the kernel shows it (link_state.h, doc/hardware.md §9.21): down while the VF is
 // removed or its netdev's carrier is off; the speed the netdev reports (since Linux 6.17 the VM's
 // bandwidth), 100G where it says none (older kernels, or a netdev that is down, which answers
-// neither). Control path: a few sysfs reads.
+// neither), none while the link is down. Control path: a few sysfs reads.
 int link_update(rte_eth_dev* dev, int /*wait_to_complete*/) {
   PortPriv& priv = *priv_of(dev);
   const NetdevLink nd = netdev_link_read(priv);
@@ -131,6 +131,9 @@ int link_update(rte_eth_dev* dev, int /*wait_to_complete*/) {
   link.link_autoneg = RTE_ETH_LINK_FIXED;
   link.link_status = recovery_state(priv) == Recovery::kNone && nd.carrier != 0 ? RTE_ETH_LINK_UP
                                                                                 : RTE_ETH_LINK_DOWN;
+  // A link that is down has no speed (as ethdev drivers report it): a returning VF's netdev that
+  // reads before the port has recovered changes nothing the application sees.
+  if (link.link_status == RTE_ETH_LINK_DOWN) link.link_speed = RTE_ETH_SPEED_NUM_NONE;
   return rte_eth_linkstatus_set(dev, &link);
 }
 
