@@ -26,6 +26,7 @@ bool on_off(std::string_view value, bool* out) {
 std::string on_off(bool v) { return v ? "on" : "off"; }
 
 constexpr uint32_t kMaxAdapterMtu = 9000;
+constexpr uint32_t kMaxLinkSpeedMbps = 800000;  // RTE_ETH_SPEED_NUM_800G
 
 bool number(std::string_view value, uint32_t max, uint32_t* out) {
   return parse_uint(value, max, out);
@@ -214,6 +215,19 @@ constexpr HwOption kOptions[] = {
        return true;
      },
      [](const HwBehaviour& hw) { return std::string(hw.rx_steering_keep ? "keep" : "clear"); }},
+    // ---- the port's link (doc/hardware.md §9.24) ----
+    {"link-speed-mbps", "N (1..800000 Mbit/s) or -1 (unknown)",
+     [](std::string_view v, HwBehaviour* hw) {
+       if (v == "-1") {
+         hw->link_speed_mbps = -1;
+         return true;
+       }
+       uint32_t n = 0;
+       if (!number(v, kMaxLinkSpeedMbps, &n) || n == 0) return false;
+       hw->link_speed_mbps = static_cast<int32_t>(n);
+       return true;
+     },
+     [](const HwBehaviour& hw) { return std::to_string(hw.link_speed_mbps); }},
 };
 
 std::string keys() {
@@ -264,14 +278,25 @@ bool apply_profile(std::string_view name, EmuConfig* config, bool* coalesce, std
     hw.raw_qp_first = false;
     hw.cq_eq = false;
     hw.vport_busy_errno = ENODEV;
-    hw.adapter_mtu = 1500;  // jumbo frames came with Linux 6.4
-  } else if (name == "azure-2025" || name == "strict") {
+    hw.adapter_mtu = 1500;    // jumbo frames came with Linux 6.4
+    hw.link_speed_mbps = -1;  // no link speed before Linux 6.17
+  } else if (name == "azure-2025" || name == "azure-2026" || name == "strict") {
     // A 2025 kernel (device split, 2048 WR/CQE, coalescing, EBUSY) under Debian 12's rdma-core 44.
     config->limits = EmuConfig::kLimits2025;
     config->device_split = true;
     *coalesce = true;
     hw.raw_qp_first = true;
     hw.vport_busy_errno = EBUSY;
+    hw.link_speed_mbps = -1;  // no link speed before Linux 6.17
+    if (name == "azure-2026") {
+      // A mid-2026 image (doc/hardware.md §9.21, §9.22, §9.24): the RX steering fix (7.0.4, 7.1,
+      // 6.12.86, 6.6.140) and the VM's bandwidth as the link speed (6.17), under rdma-core >= 62
+      // (no 256 limit, cq_id invalid until a QP uses it).
+      hw.libmana_max_wr = 0;
+      hw.libmana_cq_rule = HwBehaviour::LibmanaCqRule::kV62;
+      hw.rx_steering_keep = false;
+      hw.link_speed_mbps = HwBehaviour{}.link_speed_mbps;
+    }
     if (name == "strict") {
       // Every alternative that is hardest on a driver, at once.
       hw.ipv6_ip_csum = true;
@@ -283,18 +308,6 @@ bool apply_profile(std::string_view name, EmuConfig* config, bool* coalesce, std
       hw.single_queue_hash = false;
       hw.tx_wqe_offset = HwBehaviour::TxWqeOffset::kBytes;
     }
-  } else if (name == "azure-2026") {
-    // A mid-2026 image (doc/hardware.md §9.21, §9.22): a kernel with the 2025 device split, 2048
-    // WR/CQE, coalescing, EBUSY, the raw-QP-first rule and the RX steering fix (7.0.4, 7.1,
-    // 6.12.86, 6.6.140), under rdma-core >= 62 (no 256 limit, cq_id invalid until a QP uses it).
-    config->limits = EmuConfig::kLimits2025;
-    config->device_split = true;
-    *coalesce = true;
-    hw.raw_qp_first = true;
-    hw.vport_busy_errno = EBUSY;
-    hw.libmana_max_wr = 0;
-    hw.libmana_cq_rule = HwBehaviour::LibmanaCqRule::kV62;
-    hw.rx_steering_keep = false;
   } else {
     *error = "unknown profile " + quote_for_error(name) + " (known: " + profile_names() + ")";
     return false;

@@ -70,6 +70,10 @@ void write_pci_device(const EmuConfig& config, uint32_t vf, TreeWriter* w) {
     w->file(net + "/operstate", port.netdev_up ? "up" : "down");
     // The netdev's MTU: the driver writes it (as root does on Azure), the vPort follows it.
     w->file(net + "/mtu", std::to_string(cfg.limits.mtu));
+    // The link as the kernel shows it (doc/hardware.md §9.24): the speed the NIC reports, the
+    // carrier on from probe (the NIC's link events turn it off and on: `mana-emu ctl link`).
+    w->file(net + "/speed", std::to_string(cfg.hw.link_speed_mbps));
+    w->file(net + "/carrier", "1");
     // The kernel's counter of the function's no-WQE drops (doc/hardware.md §2.11).
     w->dir(net + "/statistics");
     w->file(net + "/statistics/rx_missed_errors", "0");
@@ -97,6 +101,9 @@ void write_class_net(const EmuConfig& config, uint32_t vf, TreeWriter* w) {
     w->dir(net);
     w->file(net + "/address", format_mac(port.mac));
     w->file(net + "/operstate", port.netdev_up ? "up" : "down");
+    // hv_netvsc reports the speed of its VF (doc/hardware.md §9.24); its carrier is the host's.
+    w->file(net + "/speed", std::to_string(cfg.hw.link_speed_mbps));
+    w->file(net + "/carrier", "1");
     w->symlink(dev, net + "/device");
     w->symlink(class_net + "/" + port.ifname, net + "/lower_" + port.ifname);
     w->symlink(net, vf_net + "/master");
@@ -238,6 +245,47 @@ bool set_operstate(const EmuConfig& config, uint32_t vf, uint32_t port, bool up,
       vf_present(config, vf) ? pci_device_dir(config, vf) : removed_pci_dir(config, vf);
   return write_file(base + "/net/" + config.vfs[vf].ports[port].ifname + "/operstate",
                     up ? "up\n" : "down\n", error);
+}
+
+bool set_link(const EmuConfig& config, uint32_t vf, uint32_t port, bool carrier, bool netdev_up,
+              std::string* error) {
+  if (vf >= config.vfs.size() || port >= config.vfs[vf].ports.size()) {
+    *error = "no port " + std::to_string(port) + " on VF " + std::to_string(vf);
+    return false;
+  }
+  const std::string base =
+      (vf_present(config, vf) ? pci_device_dir(config, vf) : removed_pci_dir(config, vf)) +
+      "/net/" + config.vfs[vf].ports[port].ifname;
+  return write_file(base + "/carrier", carrier ? "1\n" : "0\n", error) &&
+         write_file(base + "/operstate", carrier && netdev_up ? "up\n" : "down\n", error);
+}
+
+bool rename_netdev(EmuConfig& config, uint32_t vf, uint32_t port, const std::string& name,
+                   std::string* error) {
+  if (vf >= config.vfs.size() || port >= config.vfs[vf].ports.size()) {
+    *error = "no port " + std::to_string(port) + " on VF " + std::to_string(vf);
+    return false;
+  }
+  PortConfig& p = config.vfs[vf].ports[port];
+  const std::string class_net = config.root + "/sys/class/net/";
+  if (name.empty() || name.size() > 15 || name.find('/') != std::string::npos || name[0] == '.' ||
+      path_exists(class_net + name)) {
+    *error = "bad or taken interface name '" + name + "' (1..15 characters, unique)";
+    return false;
+  }
+  const std::string base =
+      (vf_present(config, vf) ? pci_device_dir(config, vf) : removed_pci_dir(config, vf)) + "/net/";
+  const std::string live = pci_device_dir(config, vf) + "/net/" + name;
+  if (!move_path(base + p.ifname, base + name, error) ||
+      !remove_tree(class_net + p.ifname, error) || !make_symlink(live, class_net + name, error))
+    return false;
+  // hv_netvsc's synthetic interface names its VF in a lower_<ifname> link.
+  if (!p.netvsc.empty() &&
+      !(remove_tree(class_net + p.netvsc + "/lower_" + p.ifname, error) &&
+        make_symlink(class_net + name, class_net + p.netvsc + "/lower_" + name, error)))
+    return false;
+  p.ifname = name;
+  return true;
 }
 
 bool set_netdev_stat(const EmuConfig& config, uint32_t vf, uint32_t port, const std::string& name,

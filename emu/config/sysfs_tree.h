@@ -47,6 +47,15 @@ bool vf_present(const EmuConfig& config, uint32_t vf);
 // Writes `up`/`down` to the port's net/<ifname>/operstate (also while the VF is removed).
 bool set_operstate(const EmuConfig& config, uint32_t vf, uint32_t port, bool up,
                    std::string* error);
+// The NIC's link event for one port (doc/hardware.md §9.24): net/<ifname>/carrier 1 or 0, and its
+// operstate `up` only with the carrier on and the netdev up (also while the VF is removed).
+bool set_link(const EmuConfig& config, uint32_t vf, uint32_t port, bool carrier, bool netdev_up,
+              std::string* error);
+// The kernel renames the port's netdev (udev does so on Azure, also while the VF is away): its
+// folder under the PCI function, its /sys/class/net link and the synthetic interface's lower_
+// link follow; config.vfs[vf].ports[port].ifname becomes `name`.
+bool rename_netdev(EmuConfig& config, uint32_t vf, uint32_t port, const std::string& name,
+                   std::string* error);
 // Writes `value` to the port's net/<ifname>/statistics/<name> in one step (a reader sees the old
 // or the new value, never an empty file), also while the VF is removed.
 bool set_netdev_stat(const EmuConfig& config, uint32_t vf, uint32_t port, const std::string& name,

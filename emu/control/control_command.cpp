@@ -112,6 +112,20 @@ bool parse_control_command(std::string_view line, ControlCommand* out, std::stri
       return fail(error, "expected up or down, got " + quote_for_error(w[3]));
     }
     cmd.up = w[3] == "up";
+  } else if (verb == "link") {
+    if (!expect_words(w, 3, "link <vf> up|down", error)) return false;
+    cmd.kind = ControlCommand::Kind::kLink;
+    if (!number(w[1], 0, kMaxIndex, "vf", &cmd.vf, error)) return false;
+    if (w[2] != "up" && w[2] != "down") {
+      return fail(error, "expected up or down, got " + quote_for_error(w[2]));
+    }
+    cmd.up = w[2] == "up";
+  } else if (verb == "rename") {
+    if (!expect_words(w, 4, "rename <vf> <port> <ifname>", error)) return false;
+    cmd.kind = ControlCommand::Kind::kRename;
+    if (!number(w[1], 0, kMaxIndex, "vf", &cmd.vf, error)) return false;
+    if (!number(w[2], 0, kMaxIndex, "port", &cmd.port, error)) return false;
+    cmd.ifname = std::string(w[3]);
   } else if (verb == "netvsc-counters") {
     if (!expect_words(w, 3, "netvsc-counters <vf> <port>", error)) return false;
     cmd.kind = ControlCommand::Kind::kNetvscCounters;
@@ -143,8 +157,9 @@ bool parse_control_command(std::string_view line, ControlCommand* out, std::stri
     cmd.kind = ControlCommand::Kind::kFault;
     if (!parse_fault(w, &cmd, error)) return false;
   } else {
-    return fail(error, "unknown command " + quote_for_error(verb) +
-                           " (netdev, remove, add, fault, counters, live, netvsc-counters)");
+    return fail(error,
+                "unknown command " + quote_for_error(verb) +
+                    " (netdev, link, rename, remove, add, fault, counters, live, netvsc-counters)");
   }
   *out = cmd;
   return true;
@@ -199,9 +214,9 @@ std::string ControlTargets::execute(const ControlCommand& cmd) {
   std::lock_guard command(command_mu_);
   Device* device = device_of(cmd.vf);
   if (device == nullptr) return no_vf_error(cmd.vf);
-  const bool has_port = cmd.kind == ControlCommand::Kind::kNetdev ||
-                        cmd.kind == ControlCommand::Kind::kFault ||
-                        cmd.kind == ControlCommand::Kind::kNetvscCounters;
+  const bool has_port =
+      cmd.kind == ControlCommand::Kind::kNetdev || cmd.kind == ControlCommand::Kind::kRename ||
+      cmd.kind == ControlCommand::Kind::kFault || cmd.kind == ControlCommand::Kind::kNetvscCounters;
   if (has_port && cmd.port >= device->config().ports.size()) {
     return "error VF " + std::to_string(cmd.vf) + " has no port " + std::to_string(cmd.port);
   }
@@ -209,10 +224,28 @@ std::string ControlTargets::execute(const ControlCommand& cmd) {
     case ControlCommand::Kind::kNetdev: {
       device->set_netdev_up(cmd.port, cmd.up);
       std::string error;
-      if (config_ && !set_operstate(*config_, cmd.vf, cmd.port, cmd.up, &error)) {
+      // Without the NIC's link the netdev's operstate stays down, up or not.
+      if (config_ &&
+          !set_operstate(*config_, cmd.vf, cmd.port, cmd.up && !link_down_[cmd.vf], &error)) {
         return "error " + error;
       }
       return std::string("ok netdev ") + (cmd.up ? "up" : "down");
+    }
+    case ControlCommand::Kind::kLink: {
+      // The kernel's mana driver turns the carrier of every port of the function off or on
+      // (doc/hardware.md §9.24); the data path is left as it is.
+      link_down_[cmd.vf] = !cmd.up;
+      std::string error;
+      for (uint32_t port = 0; config_ && port < device->config().ports.size(); ++port)
+        if (!set_link(*config_, cmd.vf, port, cmd.up, device->netdev_up(port), &error))
+          return "error " + error;
+      return std::string("ok link ") + (cmd.up ? "up" : "down");
+    }
+    case ControlCommand::Kind::kRename: {
+      if (!config_) return "error no run folder: rename needs one";
+      std::string error;
+      if (!rename_netdev(*config_, cmd.vf, cmd.port, cmd.ifname, &error)) return "error " + error;
+      return "ok renamed " + cmd.ifname;
     }
     case ControlCommand::Kind::kRemove:
       return toggle_presence(cmd.vf, device, false);

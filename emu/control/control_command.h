@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The control channel's commands (one text line each, one reply line each; doc/emulator.md):
 //   netdev <vf> <port> up|down
+//   link <vf> up|down                      (the NIC's link event, every port of the VF)
+//   rename <vf> <port> <ifname>            (the kernel renames the port's netdev)
 //   remove <vf> | add <vf> [--pci <bdf>]
 //   fault <vf> <port> tx|rx error-cqe <cqe_type> <count> [skip <n>] [every <k>]
 //   fault <vf> <port> tx|rx bad-lkey <count>
@@ -25,13 +27,24 @@
 namespace mana::emu {
 
 struct ControlCommand {
-  enum class Kind { kNetdev, kRemove, kAdd, kFault, kCounters, kLive, kNetvscCounters };
+  enum class Kind {
+    kNetdev,
+    kRemove,
+    kAdd,
+    kFault,
+    kCounters,
+    kLive,
+    kNetvscCounters,
+    kLink,
+    kRename
+  };
   Kind kind = Kind::kLive;
   uint32_t vf = 0;
-  uint32_t port = 0;  // kNetdev, kFault, kNetvscCounters (0-based)
-  bool up = false;    // kNetdev
-  Fault fault;        // kFault (its port is `port`)
-  std::string pci;    // kAdd: the new PCI address (canonical), empty: the old one
+  uint32_t port = 0;   // kNetdev, kFault, kNetvscCounters (0-based)
+  bool up = false;     // kNetdev, kLink
+  Fault fault;         // kFault (its port is `port`)
+  std::string pci;     // kAdd: the new PCI address (canonical), empty: the old one
+  std::string ifname;  // kRename: the new name
   // kAdd: which part comes back. The kernel's mana driver brings the PCI function and its netdevs
   // back before mana_ib registers the RDMA device (doc/hardware.md §2.7): `add <vf> netdev`
   // then `add <vf> rdma` shows the window between them; plain `add <vf>` is both at once.
@@ -91,6 +104,7 @@ class ControlTargets {
   std::mutex command_mu_;  // serialises commands (held while hooks run)
   std::mutex devices_mu_;  // guards devices_ (never held while hooks run)
   std::map<uint32_t, Device*> devices_;
+  std::map<uint32_t, bool> link_down_;  // VFs whose NIC link is down (`link <vf> down`)
 };
 
 }  // namespace mana::emu

@@ -9,6 +9,10 @@ std::string format_control_command(const ControlCommand& c) {
   switch (c.kind) {
     case ControlCommand::Kind::kNetdev:
       return "netdev " + vf_port + (c.up ? " up" : " down");
+    case ControlCommand::Kind::kLink:
+      return "link " + vf + (c.up ? " up" : " down");
+    case ControlCommand::Kind::kRename:
+      return "rename " + vf_port + " " + c.ifname;
     case ControlCommand::Kind::kRemove:
       return "remove " + vf;
     case ControlCommand::Kind::kAdd:

@@ -62,6 +62,9 @@ DeviceImpl::DeviceImpl(const VfConfig& config, std::unique_ptr<WireSet> wires, u
     p.wire_holds_rx_frames = p.wire->holds_rx_frames();
     p.vp_offset = vp_base + i;
     p.mtu = config.limits.mtu;
+    // A wire shared with the synthetic NIC brings its own cap, set when the wire was made (its
+    // device thread may use it already).
+    p.shared_cap = p.wire->shared_tx_cap();
     p.rate_cap.set(config.tx_pps);
   }
   // The largest frame sent: the largest MTU + Ethernet header + a tag in the data + one inserted.

@@ -22,7 +22,8 @@ unsigned DeviceImpl::process_sq(Sq& sq, unsigned budget) {
   unsigned n = 0;
   // A CQ under the CQ doorbell rule's stall takes no CQE: the SQ stops, as at a full CQ.
   while (n < budget && sq.pending_bu() != 0 && cq_admits(*sq.cq, sq, 1)) {
-    if (!sq.port->rate_cap.take()) break;  // over the port's cap: the WQE waits (--tx-pps)
+    // Over the port's cap (--tx-pps; shared with its synthetic NIC): the WQE waits.
+    if (!(sq.port->shared_cap != nullptr ? *sq.port->shared_cap : sq.port->rate_cap).take()) break;
     ++n;
     WqeView w;
     if (!read_wqe(sq, &w)) {

@@ -84,6 +84,11 @@ struct HwBehaviour {
   // until the next RSS QP (or the kernel netdev) programs steering again. False: the kernel
   // disables steering first.
   bool rx_steering_keep = false;
+  // ---- The port's link as the kernel netdev shows it (doc/hardware.md §9.24) ----
+  // What the VF netdev's sysfs `speed` (and ethtool) reports, in Mbit/s: since Linux 6.17 the
+  // VM's bandwidth as the NIC reports it (MANA_QUERY_LINK_CONFIG); -1 = unknown, as kernels
+  // before it (and NICs that do not answer the query) show it.
+  int32_t link_speed_mbps = 25000;
 };
 
 }  // namespace mana::emu

@@ -165,7 +165,8 @@ struct StaleSteering {
 };
 
 struct Port {
-  TxRateCap rate_cap;  // VfConfig::tx_pps
+  TxRateCap rate_cap;               // VfConfig::tx_pps
+  TxRateCap* shared_cap = nullptr;  // the wire's, shared with the synthetic NIC; else rate_cap
   uint32_t index = 0;
   std::array<uint8_t, 6> mac{};
   bool netdev_up = false;

@@ -16,6 +16,7 @@
 #include <mutex>
 #include <string>
 
+#include "config/fs_util.h"
 #include "config/sysfs_tree.h"
 #include "mana/netlink_attrs.h"
 #include "preload/libc_next.h"
@@ -82,6 +83,16 @@ uint32_t read_mtu(const std::string& path, uint32_t fallback) {
   return v;
 }
 
+// Whether `name` is the port's netdev after a rename: the folder `name` has the port's dev_port.
+bool renamed_to(const EmuConfig& config, uint32_t vf, const PortConfig& port,
+                const std::string& name) {
+  const auto& ports = config.vfs[vf].ports;
+  const size_t index = static_cast<size_t>(&port - ports.data());
+  std::string text;
+  return read_file(pci_device_dir(config, vf) + "/net/" + name + "/dev_port", &text) &&
+         text == std::to_string(index) + "\n";
+}
+
 // RTM_NEWLINK for an emulated netdev, or false when `name` is not one.
 bool build_reply(const std::string& name, const nlmsghdr& req, PendingReply* r) {
   Runtime* rt = name.empty() ? nullptr : Runtime::get();
@@ -91,7 +102,11 @@ bool build_reply(const std::string& name, const nlmsghdr& req, PendingReply* r) 
   for (uint32_t vf = 0; vf < config.vfs.size(); ++vf) {
     for (const PortConfig& port : config.vfs[vf].ports) {
       ++index;
-      if (port.ifname != name) continue;
+      // By the netdev's folder, not the configured name: `mana-emu ctl rename` renames it.
+      if (name.find('/') != std::string::npos ||
+          !path_exists(pci_device_dir(config, vf) + "/net/" + name + "/dev_port") ||
+          (port.ifname != name && !renamed_to(config, vf, port, name)))
+        continue;
       const uint32_t mtu =
           read_mtu(pci_device_dir(config, vf) + "/net/" + name + "/mtu", config.vfs[vf].limits.mtu);
       std::memset(r->data, 0, sizeof(r->data));

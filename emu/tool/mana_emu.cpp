@@ -60,8 +60,9 @@ run: presents emulated MANA VFs (sysfs tree, libmana_emu.so preloaded) to <comma
   --device-split      two RDMA devices per VF: manae_<n> (Ethernet) and mana_<n> (RNIC)
   --device-cpu N      pin the emulator's device thread to CPU N (benchmarks: keep it off the
                       application's forwarding cores)
-  --tx-pps N          every port sends at most N frames a second (Azure's per-VM cap; tests that
-                      compare rates pin them below what the machine gives)
+  --tx-pps N          every port sends at most N frames a second (Azure's per-VM cap, shared
+                      with the port's synthetic NIC; tests that compare rates pin them below what
+                      the machine gives)
   --anti-spoof on|off drop TX frames whose source MAC is not the port's (default on, as Azure)
   --profile NAME      default | azure-2023 | azure-2025 | azure-2026 | strict: a kernel/Azure
                       generation's
@@ -80,6 +81,8 @@ ctl: sends one control command to the process running the VFs ($MANA_EMU_CONTROL
   fault <vf> <port> tx|rx bad-lkey <count>
   fault <vf> <port> tx stall
   counters <vf>                    live <vf>
+  link <vf> up|down                the NIC's link event: the VF netdevs' carrier off/on
+  rename <vf> <port> <ifname>      the kernel renames the port's netdev (also while removed)
   Prints the reply; exit status 0 for "ok ...", 1 otherwise.
 
 fabric: one JSON line per port of the fabric wire <name>, attached or gone (its MAC, IP and what

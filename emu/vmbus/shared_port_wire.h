@@ -15,6 +15,7 @@
 #include <span>
 #include <vector>
 
+#include "device/tx_rate_cap.h"
 #include "wire/wire.h"
 
 namespace mana::emu::vmbus {
@@ -51,6 +52,11 @@ class SharedPortWire {
 
   const SharedWireCounters& counters() const { return counters_; }
 
+  // The port's send-rate cap (--tx-pps), one bucket for the VF and the synthetic NIC: Azure caps
+  // the VM's egress on every path (doc/hardware.md §9.20). The VF's device takes it through its
+  // endpoint (shared_tx_cap), the synthetic NIC's host directly.
+  TxRateCap& tx_cap() { return tx_cap_; }
+
  private:
   class VfSide final : public WireEndpoint {
    public:
@@ -60,6 +66,7 @@ class SharedPortWire {
     uint32_t peek() override;
     bool retry_later() override;
     bool holds_rx_frames() const override;
+    TxRateCap* shared_tx_cap() override { return &owner_->tx_cap_; }
 
    private:
     SharedPortWire* owner_;
@@ -85,6 +92,7 @@ class SharedPortWire {
   unsigned head_ = 0, count_ = 0;
   std::vector<uint8_t> delivered_;
   SharedWireCounters counters_;
+  TxRateCap tx_cap_;
 };
 
 }  // namespace mana::emu::vmbus

@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -125,9 +126,16 @@ unsigned SyntheticNicHost::poll() {
   unsigned work = 0;
   // A channel offered while handling a packet is polled from the next pass on.
   const unsigned channels = channel_count_;
+  // The port's send-rate cap, shared with the VF (--tx-pps): guest packets are read only while it
+  // allows a frame, and the frames they carried are taken from it afterwards.
+  TxRateCap& cap = wire_->tx_cap();
   for (unsigned k = 0; k < channels; ++k) {
-    work += channels_[k]->poll(kPacketBudget, name_.c_str(),
+    const unsigned budget = std::min(kPacketBudget, cap.available());
+    if (budget == 0) break;
+    const uint64_t sent = host_->counters().tx_packets;
+    work += channels_[k]->poll(budget, name_.c_str(),
                                [&](const netvsc::GuestPacket& p) { host_->on_guest_packet(k, p); });
+    cap.consume(host_->counters().tx_packets - sent);
   }
   for (unsigned n = 0; n < kFrameBudget; ++n) {
     const std::span<const uint8_t> frame = wire_->receive_synthetic();

@@ -69,8 +69,10 @@ VmbusRuntime::VfWires* VmbusRuntime::wires(unsigned vf) {
     }
     auto w = std::make_unique<VfWires>();
     for (unsigned p = 0; p < cfg.ports.size(); ++p)
-      if (cfg.ports[p].uio_netvsc)
+      if (cfg.ports[p].uio_netvsc) {
         w->shared[p] = std::make_unique<SharedPortWire>(real->endpoint(p));
+        w->shared[p]->tx_cap().set(cfg.tx_pps);  // capped before the VF's device exists too
+      }
     w->real = std::move(real);
     wires_[vf] = std::move(w);
   }

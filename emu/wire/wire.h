@@ -29,6 +29,8 @@
 
 namespace mana::emu {
 
+class TxRateCap;  // device/tx_rate_cap.h
+
 class WireEndpoint {
  public:
   virtual ~WireEndpoint() = default;
@@ -50,6 +52,9 @@ class WireEndpoint {
   // each RX queue, leaving them queued otherwise (flow control toward the senders). Asked once,
   // when the device is built.
   virtual bool holds_rx_frames() const { return false; }
+  // The send-rate cap the port shares with another sender on this wire (its synthetic NIC: one
+  // cap for the VM's egress over both paths), or null: the port's own cap.
+  virtual TxRateCap* shared_tx_cap() { return nullptr; }
 };
 
 // What a wire may need to know about the port it serves (the fabric routes by MAC and IP).

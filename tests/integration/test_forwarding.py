@@ -98,20 +98,31 @@ def test_azure_single_queue_command_line():
     expect(p.stop() == 0, "testpmd failed", p)
 
 
-def test_azure_multi_queue_command_line():
-    # seeds/004: ... --nb-cores=4 --txd=128 --rxd=128 --txq=8 --rxq=8 --stats 2 (1 core here)
-    p = testpmd_on_emu([], "mana-azure-8q",
+def check_every_sq_sends(prefix, queues):
+    """Azure's multi-queue txonly line with `queues` RX and TX queues: every one of the SQs
+    completes packets (the emulator's per-SQ count), not just the port."""
+    p = testpmd_on_emu([], prefix,
                        ["--forward-mode=txonly", "--auto-start", "--nb-cores=1", "--txd=128",
-                        "--rxd=128", "--txq=8", "--rxq=8", "--stats", "2"],
+                        "--rxd=128", f"--txq={queues}", f"--rxq={queues}", "--stats", "2"],
                        eal_extra=[f"--vdev={EMU_BDF},mac={emu_mac(0)}"])
     p.wait_for(r"Tx-pps:\s+([1-9]\d*)", timeout=60)
-    # Every one of the 8 SQs completes packets (the emulator's per-SQ count), not just the port.
-    first = harness.repeat_until(lambda: sq_packets(p), lambda v: len(v) == 8, "8 live SQs",
-                                 timeout=30)
+    first = harness.repeat_until(lambda: sq_packets(p), lambda v: len(v) == queues,
+                                 f"{queues} live SQs", timeout=30)
     harness.repeat_until(lambda: (time.sleep(0.2), sq_packets(p))[1],
                          lambda v: v.keys() == first.keys() and all(v[q] > first[q] for q in v),
-                         "every one of the 8 SQs sending", timeout=60)
+                         f"every one of the {queues} SQs sending", timeout=60)
     expect(p.stop() == 0, "testpmd failed", p)
+
+
+def test_azure_multi_queue_command_line():
+    # seeds/004: ... --nb-cores=4 --txd=128 --rxd=128 --txq=8 --rxq=8 --stats 2 (1 core here)
+    check_every_sq_sends("mana-azure-8q", 8)
+
+
+def test_sixteen_queues_per_port():
+    """16 RX and 16 TX queues on one port: the kernel netdev's default queue count since 2026
+    (doc/hardware.md §9.24), which an application may well copy."""
+    check_every_sq_sends("mana-16q", 16)
 
 
 def test_2025_kernel_device_split_large_rings_coalescing():
@@ -172,5 +183,6 @@ if __name__ == "__main__":
     harness.main([test_io_pair_trap_doorbells, test_io_pair_poll_doorbells,
                   test_io_pair_rx_coalescing, test_mac_mode_pair, test_txonly_and_rxonly_across_pair,
                   test_azure_single_queue_command_line, test_azure_multi_queue_command_line,
+                  test_sixteen_queues_per_port,
                   test_2025_kernel_device_split_large_rings_coalescing,
                   test_pair_counters_match_exactly])

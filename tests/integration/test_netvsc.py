@@ -21,6 +21,7 @@ forwards over a netvsc port (24.11), are in test_netvsc_testpmd.py.
 import json
 import re
 import subprocess
+import time
 
 from emulator import device_port, netvsc_counters
 import harness
@@ -213,11 +214,45 @@ def test_vf_removed_and_readded_while_forwarding():
     expect(status == 0, f"l3fwd exited {status}", p)
 
 
+# The VM's cap in the test below: low enough that the synthetic path, uncapped, would send the
+# whole burst at once on any machine.
+CAP_PPS = 100
+CAP_BURST = 300
+
+
+def test_vm_cap_holds_on_the_synthetic_path():
+    """`--tx-pps` is the VM's cap on every path (doc/hardware.md §9.20): with the VF removed,
+    l3fwd's frames leave through the synthetic NIC at most CAP_PPS a second. A burst of CAP_BURST
+    frames goes out over seconds, never more than CAP_PPS per elapsed second plus one ring
+    packet's worth (net_netvsc aggregates up to 8 frames into one)."""
+    p = l3fwd(hw=["--tx-pps", str(CAP_PPS)])
+    bounce(b"capped-vf", 10)
+    expect(emu_ctl(p, "remove", "0") == "ok VF 0 removed", "remove")
+    repeat_until(lambda: netvsc_counters(p), lambda c: c["data_path_vf"] == 0,
+                 "the data path back on the synthetic NIC", timeout=30)
+    start = netvsc_counters(p)["tx_packets"]
+    began = time.monotonic()
+    sendp(frames(b"capped", CAP_BURST), iface=TAP)
+
+    def sent_within_cap():
+        sent = netvsc_counters(p)["tx_packets"] - start
+        elapsed = time.monotonic() - began  # read after the counter: an upper bound
+        expect(sent <= CAP_PPS * elapsed + 9,
+               f"{sent} frames out of the synthetic NIC in {elapsed:.2f} s, cap {CAP_PPS}/s", p)
+        return sent
+
+    sent = repeat_until(lambda: (time.sleep(0.2), sent_within_cap())[1], lambda n: n >= CAP_PPS,
+                        f"{CAP_PPS} frames out of the synthetic NIC", timeout=30)
+    expect(sent < CAP_BURST, f"the whole burst of {CAP_BURST} went out at once: {sent}", p)
+    status = p.stop()
+    expect(status == 0, f"l3fwd exited {status}", p)
+
+
 if __name__ == "__main__":
     tests = [test_azure_line_netvsc_port_with_our_vf, test_azure_line_vf_announced_at_packet_filter,
              test_rss_table_through_netvsc, test_l3fwd_unicast_on_vf_broadcast_on_synthetic,
              test_l3fwd_group_frames_on_vf, test_l3fwd_four_rx_queues_over_subchannels,
-             test_vf_removed_and_readded_while_forwarding]
+             test_vf_removed_and_readded_while_forwarding, test_vm_cap_holds_on_the_synthetic_path]
     if harness.NETVSC_HOT_ADD_DEADLOCKS:
         tests = harness.not_on_this_dpdk(tests, {"test_vf_removed_and_readded_while_forwarding"},
                                          "its net_netvsc deadlocks at a VF hot-add (harness.py)")

@@ -30,6 +30,7 @@
 #include "rx_queue.h"
 #include "stats.h"
 #include "tx_queue.h"
+#include "link_state.h"
 #include "tx_watchdog.h"
 #include "vlan_offload.h"
 
@@ -207,6 +208,7 @@ int start_overtaken_by_removal(rte_eth_dev* dev, int rc) {
     return rc;
   set_start_queue_states(dev);
   priv->started = true;
+  link_watch_start(dev);  // the link comes up with the VF
   MANA_DRV_LOG(NOTICE, "port %u: started while the VF is removed: bursts return 0%s", priv->port_id,
                note);
   return 0;
@@ -228,6 +230,7 @@ int start_locked(rte_eth_dev* dev) {
   mp_notify_secondaries_start(dev);
   link_update(dev, 0);
   tx_watchdog_start(dev);
+  link_watch_start(dev);
   return 0;
 }
 
@@ -243,6 +246,7 @@ int dev_start(rte_eth_dev* dev) {
 // destroyed here (uverbs answers for the removed device).
 int stop_locked(rte_eth_dev* dev) {
   PortPriv* priv = priv_of(dev);
+  link_watch_stop(dev);
   tx_watchdog_stop(dev);  // first: a reset it is doing finishes before the queues go
   // No burst of any process may be inside a queue once its objects go (queue_gate.h).
   close_port_gates(dev);

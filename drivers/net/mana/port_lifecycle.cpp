@@ -7,6 +7,7 @@
 #include <ethdev_driver.h>
 
 #include "hw_counters.h"
+#include "link_state.h"
 #include "mana_log.h"
 #include "netdev_mtu.h"
 #include "recovery_state.h"
@@ -84,6 +85,7 @@ int open_port_verbs(PortPriv& priv, ibv_device* ibdev) {
     MANA_INIT_LOG(ERR, "%s: cannot allocate a parent domain: %s", priv.name, strerror(errno));
     return -ENOMEM;
   }
+  snprintf(priv.ibdev_path, sizeof(priv.ibdev_path), "%s", ibdev->ibdev_path);
   hw_counters_attach(priv, ibdev->ibdev_path);
   netdev_mtu_attach(priv, ibdev->ibdev_path);
   return 0;
@@ -118,15 +120,24 @@ void port_queues_destroy(rte_eth_dev* dev) {
   tx_queues_stop(dev);
 }
 
-// The vPort is up as long as the VF exists; the NIC reports no speed changes (doc/hardware.md
-// §5.1). While the VF is removed the link is down.
+// The link as the kernel shows it (link_state.h, doc/hardware.md §9.24): down while the VF is
+// removed or its netdev's carrier is off; the speed the netdev reports (since Linux 6.17 the VM's
+// bandwidth), 100G where it says none (older kernels, or a netdev that is down, which answers
+// neither), none while the link is down. Control path: a few sysfs reads.
 int link_update(rte_eth_dev* dev, int /*wait_to_complete*/) {
+  PortPriv& priv = *priv_of(dev);
+  const NetdevLink nd = netdev_link_read(priv);
   rte_eth_link link{};
-  link.link_speed = RTE_ETH_SPEED_NUM_100G;
+  link.link_speed = nd.speed_mbps > 0 && nd.speed_mbps <= UINT32_MAX
+                        ? static_cast<uint32_t>(nd.speed_mbps)
+                        : RTE_ETH_SPEED_NUM_100G;
   link.link_duplex = RTE_ETH_LINK_FULL_DUPLEX;
   link.link_autoneg = RTE_ETH_LINK_FIXED;
-  link.link_status =
-      recovery_state(*priv_of(dev)) == Recovery::kNone ? RTE_ETH_LINK_UP : RTE_ETH_LINK_DOWN;
+  link.link_status = recovery_state(priv) == Recovery::kNone && nd.carrier != 0 ? RTE_ETH_LINK_UP
+                                                                                : RTE_ETH_LINK_DOWN;
+  // A link that is down has no speed (as ethdev drivers report it): a returning VF's netdev that
+  // reads before the port has recovered changes nothing the application sees.
+  if (link.link_status == RTE_ETH_LINK_DOWN) link.link_speed = RTE_ETH_SPEED_NUM_NONE;
   return rte_eth_linkstatus_set(dev, &link);
 }
 

@@ -275,6 +275,11 @@ struct PortPriv {
   // The kernel netdev's MTU (netdev_mtu.h): its sysfs file and max MTU (the adapter's).
   char mtu_path[384];
   uint32_t max_mtu;
+
+  // The port's link (link_state.h): the RDMA device's sysfs folder (ibv_device::ibdev_path, at
+  // most IBV_SYSFS_PATH_MAX) where its netdev is looked up, and what the link watch last saw.
+  char ibdev_path[256];
+  uint64_t link_watch_seen;  // interrupt thread only
 };
 
 // Process-local data of a port (rte_eth_dev::process_private): what differs between processes.

@@ -85,8 +85,11 @@ int find_ports(rte_pci_device* pci, const Devargs& devargs, ibv_device** list, i
       if (ib_port_netdev(list[i]->ibdev_path, port, &nd) != 0) {
         if (primary)
           MANA_INIT_LOG(WARNING,
-                        "%s: RDMA device %s port %u has no netdev with dev_port %u: skipped",
-                        pci->name, list[i]->name, port, port - 1);
+                        "%s: RDMA device %s port %u has no netdev with dev_port %u yet (the "
+                        "kernel's mana driver still registering or renaming it?): skipped; probe "
+                        "again once %s/device/net lists it (doc/guide.md \"Link status and "
+                        "speed\")",
+                        pci->name, list[i]->name, port, port - 1, list[i]->ibdev_path);
         continue;
       }
       if (!primary && has_port(out, count, port)) continue;  // seen through another RDMA device
@@ -178,6 +181,8 @@ int create_port(rte_pci_device* pci, const Candidate& c, const Devargs& devargs)
     return rc;
   }
   rte_eth_copy_pci_info(dev, pci);
+  // Link state change events: the link watch (link_state.h) raises them.
+  dev->data->dev_flags |= RTE_ETH_DEV_INTR_LSC;
   dev->device = &pci->device;
   dev->dev_ops = primary_dev_ops();
   dev->rx_pkt_burst = rx_burst_stopped;

@@ -73,6 +73,17 @@ TEST(ControlParser, ParsesEveryCommand) {
   EXPECT_EQ(c.vf, 1u);
   EXPECT_EQ(c.port, 2u);
   EXPECT_EQ(format_control_command(c), "netvsc-counters 1 2");
+  c = parse_ok("link 1 down");
+  EXPECT_EQ(c.kind, Kind::kLink);
+  EXPECT_EQ(c.vf, 1u);
+  EXPECT_FALSE(c.up);
+  EXPECT_EQ(format_control_command(c), "link 1 down");
+  EXPECT_TRUE(parse_ok("link 0 up").up);
+  c = parse_ok("rename 0 1 enP30832s1");
+  EXPECT_EQ(c.kind, Kind::kRename);
+  EXPECT_EQ(c.port, 1u);
+  EXPECT_EQ(c.ifname, "enP30832s1");
+  EXPECT_EQ(format_control_command(c), "rename 0 1 enP30832s1");
 
   c = parse_ok("fault 1 1 rx error-cqe 4 7");
   EXPECT_EQ(c.kind, Kind::kFault);
@@ -107,9 +118,11 @@ TEST(ControlParser, ParsesEveryCommand) {
 
 TEST(ControlParser, RejectsMalformedCommands) {
   EXPECT_EQ(parse_error(""), "empty command");
-  EXPECT_EQ(
-      parse_error("reboot 0"),
-      "unknown command 'reboot' (netdev, remove, add, fault, counters, live, netvsc-counters)");
+  EXPECT_EQ(parse_error("reboot 0"),
+            "unknown command 'reboot' (netdev, link, rename, remove, add, fault, counters, live, "
+            "netvsc-counters)");
+  EXPECT_EQ(parse_error("link 0 sideways"), "expected up or down, got 'sideways'");
+  EXPECT_EQ(parse_error("link 0"), "usage: link <vf> up|down");
   EXPECT_EQ(parse_error("netdev 0 0"), "usage: netdev <vf> <port> up|down");
   EXPECT_EQ(parse_error("netdev 0 0 sideways"), "expected up or down, got 'sideways'");
   EXPECT_EQ(parse_error("netdev x 0 up"), "bad vf 'x' (0..65535)");
@@ -157,10 +170,46 @@ TEST(ControlTargets, NetdevAndFaultsReachTheDeviceAndSysfs) {
   ASSERT_TRUE(read_file(pci_device_dir(config, 0) + "/net/eth2/operstate", &state));
   EXPECT_EQ(state, "up\n");
   EXPECT_EQ(targets.handle_line("netdev 0 1 down"), "ok netdev down");
+
   EXPECT_FALSE(device.netdev_up_[1]);
   ASSERT_TRUE(read_file(pci_device_dir(config, 0) + "/net/eth2/operstate", &state));
   EXPECT_EQ(state, "down\n");
   EXPECT_EQ(targets.handle_line("netdev 0 2 up"), "error VF 0 has no port 2");
+
+  // The NIC's link event: every port's carrier, and the operstate of an up netdev with it.
+  EXPECT_EQ(targets.handle_line("netdev 0 1 up"), "ok netdev up");
+  EXPECT_EQ(targets.handle_line("link 0 down"), "ok link down");
+  for (const char* ifname : {"eth1", "eth2"}) {
+    ASSERT_TRUE(read_file(pci_device_dir(config, 0) + "/net/" + ifname + "/carrier", &state));
+    EXPECT_EQ(state, "0\n") << ifname;
+    ASSERT_TRUE(read_file(pci_device_dir(config, 0) + "/net/" + ifname + "/operstate", &state));
+    EXPECT_EQ(state, "down\n") << ifname;
+  }
+  EXPECT_EQ(targets.handle_line("netdev 0 1 up"), "ok netdev up");  // no carrier: stays down
+  ASSERT_TRUE(read_file(pci_device_dir(config, 0) + "/net/eth2/operstate", &state));
+  EXPECT_EQ(state, "down\n");
+  EXPECT_EQ(targets.handle_line("link 0 up"), "ok link up");
+  ASSERT_TRUE(read_file(pci_device_dir(config, 0) + "/net/eth2/carrier", &state));
+  EXPECT_EQ(state, "1\n");
+  ASSERT_TRUE(read_file(pci_device_dir(config, 0) + "/net/eth2/operstate", &state));
+  EXPECT_EQ(state, "up\n");
+  ASSERT_TRUE(read_file(pci_device_dir(config, 0) + "/net/eth1/operstate", &state));
+  EXPECT_EQ(state, "down\n");
+  ASSERT_TRUE(read_file(pci_device_dir(config, 0) + "/net/eth1/speed", &state));
+  EXPECT_EQ(state, std::to_string(config.hw.link_speed_mbps) + "\n");
+  EXPECT_EQ(targets.handle_line("netdev 0 1 down"), "ok netdev down");
+
+  // A rename: the folder, the /sys/class/net link and later commands follow the new name.
+  EXPECT_EQ(targets.handle_line("rename 0 1 enP30832s1"), "ok renamed enP30832s1");
+  EXPECT_FALSE(path_exists(pci_device_dir(config, 0) + "/net/eth2"));
+  ASSERT_TRUE(read_file(config.root + "/sys/class/net/enP30832s1/dev_port", &state));
+  EXPECT_EQ(state, "1\n");
+  EXPECT_EQ(targets.handle_line("link 0 down"), "ok link down");
+  ASSERT_TRUE(read_file(pci_device_dir(config, 0) + "/net/enP30832s1/carrier", &state));
+  EXPECT_EQ(state, "0\n");
+  EXPECT_EQ(targets.handle_line("link 0 up"), "ok link up");
+  EXPECT_EQ(targets.handle_line("rename 0 0 enP30832s1"),
+            "error bad or taken interface name 'enP30832s1' (1..15 characters, unique)");
 
   EXPECT_EQ(targets.handle_line("fault 0 1 tx error-cqe 35 2"), "ok fault armed");
   EXPECT_EQ(targets.handle_line("fault 0 0 rx bad-lkey 5"), "ok fault armed");

@@ -95,5 +95,24 @@ TEST(HwOptions, LibmanaCqRuleAndSteeringTeardownByNameAndInAzure2026) {
   EXPECT_EQ(format_hw_options(back), format_hw_options(c.hw));
 }
 
+TEST(HwOptions, LinkSpeedAndTheAzure2026Profile) {
+  HwBehaviour hw;
+  std::string error;
+  ASSERT_TRUE(set_hw_option("link-speed-mbps=12500", &hw, &error)) << error;
+  EXPECT_EQ(hw.link_speed_mbps, 12500);
+  ASSERT_TRUE(set_hw_option("link-speed-mbps=-1", &hw, &error)) << error;
+  EXPECT_EQ(hw.link_speed_mbps, -1);
+  EXPECT_FALSE(set_hw_option("link-speed-mbps=0", &hw, &error));
+  EXPECT_NE(error.find("link-speed-mbps=N"), std::string::npos) << error;
+  EXPECT_FALSE(set_hw_option("link-speed-mbps=900000", &hw, &error));
+  EmuConfig c;
+  bool coalesce = false;
+  ASSERT_TRUE(apply_profile("azure-2026", &c, &coalesce, &error)) << error;
+  EXPECT_EQ(c.hw.link_speed_mbps, HwBehaviour{}.link_speed_mbps);
+  EXPECT_TRUE(c.device_split);
+  ASSERT_TRUE(apply_profile("azure-2025", &c, &coalesce, &error)) << error;
+  EXPECT_EQ(c.hw.link_speed_mbps, -1);  // no speed before Linux 6.17
+}
+
 }  // namespace
 }  // namespace mana::emu

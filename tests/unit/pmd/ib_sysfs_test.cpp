@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The sysfs contract of doc/hardware.md §2.2 on a generated tree: PCI address from uevent, port
-// netdevs.
+// netdevs, their link (speed, carrier) also after a rename.
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,6 +15,8 @@
 #include <gtest/gtest.h>
 
 #include "ib_sysfs.h"
+#include "link_state.h"
+#include "priv.h"
 
 namespace {
 
@@ -108,6 +110,46 @@ TEST_F(IbSysfsTest, ListOfMacsNamesEveryPort) {
   EXPECT_NE(s.find("eth2 00:0D:3A:00:00:02"), std::string::npos) << s;
   mana::list_port_macs(path(), buf, 8);  // truncation never overruns
   EXPECT_LT(std::strlen(buf), 8u);
+}
+
+TEST(NetdevLinkText, SpeedAndCarrierAsTheKernelWritesThem) {
+  EXPECT_EQ(mana::parse_netdev_speed("25000\n"), 25000);
+  EXPECT_EQ(mana::parse_netdev_speed("-1\n"), -1);  // SPEED_UNKNOWN
+  EXPECT_EQ(mana::parse_netdev_speed("0\n"), -1);
+  EXPECT_EQ(mana::parse_netdev_speed(""), -1);
+  EXPECT_EQ(mana::parse_netdev_speed("fast"), -1);
+  EXPECT_EQ(mana::parse_netdev_carrier("1\n"), 1);
+  EXPECT_EQ(mana::parse_netdev_carrier("0\n"), 0);
+  EXPECT_EQ(mana::parse_netdev_carrier("2\n"), -1);
+  EXPECT_EQ(mana::parse_netdev_carrier(""), -1);
+}
+
+// The port's netdev is found by dev_port at each read: a rename after probe is followed (and the
+// port's name for it changes), a netdev without speed and carrier files (down: the kernel answers
+// EINVAL) reads as unknown.
+TEST_F(IbSysfsTest, LinkFollowsTheNetdevThroughARename) {
+  add_netdev("eth1", 0, "00:0d:3a:00:00:01");
+  write("device/net/eth1/speed", "25000\n");
+  write("device/net/eth1/carrier", "1\n");
+  auto* priv = new mana::PortPriv{};
+  priv->ib_port = 1;
+  snprintf(priv->ibdev_path, sizeof(priv->ibdev_path), "%s", path());
+  snprintf(priv->ifname, sizeof(priv->ifname), "eth1");
+  mana::NetdevLink l = mana::netdev_link_read(*priv);
+  EXPECT_EQ(l.speed_mbps, 25000);
+  EXPECT_EQ(l.carrier, 1);
+  fs::rename(root_ / "device/net/eth1", root_ / "device/net/enP30832s1");
+  write("device/net/enP30832s1/carrier", "0\n");
+  l = mana::netdev_link_read(*priv);
+  EXPECT_EQ(l.speed_mbps, 25000);
+  EXPECT_EQ(l.carrier, 0);
+  EXPECT_STREQ(priv->ifname, "enP30832s1");
+  fs::remove(root_ / "device/net/enP30832s1/speed");
+  fs::remove(root_ / "device/net/enP30832s1/carrier");
+  l = mana::netdev_link_read(*priv);
+  EXPECT_EQ(l.speed_mbps, -1);
+  EXPECT_EQ(l.carrier, -1);
+  delete priv;
 }
 
 }  // namespace
