@@ -162,12 +162,22 @@ CFG
     fi
   done
 } >"$run/test_run.yaml"
-# Suite configuration: what rss checks the driver's reports against (doc/hardware.md §2.5).
+# The link speed the VFs report: the emulated netdev's (hw link-speed-mbps: 25000 by default, -1 in
+# the profiles of kernels before 6.17, where the driver reports 100 Gbps; doc/hardware.md §9.24).
+speed_mbps=25000
+case " $emu_options " in *" --profile azure-2023 "* | *" --profile azure-2025 "* | *" --profile strict "*) speed_mbps=-1 ;; esac
+[[ $emu_options =~ link-speed-mbps=(-?[0-9]+) ]] && speed_mbps=${BASH_REMATCH[1]}
+[ "$speed_mbps" = -1 ] && speed_mbps=100000
+# Suite configuration: what rss checks the driver's reports against (doc/hardware.md §2.5), and the
+# speed speed_capabilities expects.
 cat >"$run/tests_config.yaml" <<CFG
 rss:
   NUM_QUEUES: 4
   ACTUAL_KEY_SIZE: 40
   ACTUAL_RETA_SIZE: 64
+speed_capabilities:
+  test_parameters:
+    0: "$((speed_mbps / 1000)) Gbps"
 CFG
 
 cd "$dts"
