@@ -39,6 +39,7 @@ struct Bench {
   mana_test::FakeCq tx_cq{kRing};
   rte_mbuf* slots[kRing] = {};
   TxDesc descs[kRing] = {};
+  rte_mbuf* tx_slots[kRing] = {};
   RxQueue rxq{};
   TxQueue txq{};
 
@@ -68,6 +69,7 @@ struct Bench {
                        kSqId};
     txq.cq = tx_cq.consumer(kTxCqId);
     txq.descs = descs;
+    txq.mbufs = tx_slots;
     txq.desc_mask = kRing - 1;
     txq.oob = make_tx_oob_template(kTxCqId, kSqId, 0);
     txq.max_sge = 15;

@@ -15,8 +15,8 @@
 #include "ib_sysfs.h"
 #include "mana_log.h"
 #include "netdev_mtu.h"
-#include "port_lifecycle.h"
 #include "priv.h"
+#include "recovery_state.h"
 
 namespace mana {
 namespace {
@@ -115,6 +115,27 @@ void link_watch_start(rte_eth_dev* dev) {
 void link_watch_stop(rte_eth_dev* dev) {
   if (rte_eal_process_type() != RTE_PROC_PRIMARY) return;
   rte_eal_alarm_cancel(look, port_callback_arg(dev->data->port_id));
+}
+
+// The link as the kernel shows it (doc/hardware.md §9.24): down while the VF is
+// removed or its netdev's carrier is off; the speed the netdev reports (since Linux 6.17 the VM's
+// bandwidth), 100G where it says none (older kernels, or a netdev that is down, which answers
+// neither), none while the link is down. Control path: a few sysfs reads.
+int link_update(rte_eth_dev* dev, int /*wait_to_complete*/) {
+  PortPriv& priv = *priv_of(dev);
+  const NetdevLink nd = netdev_link_read(priv);
+  rte_eth_link link{};
+  link.link_speed = nd.speed_mbps > 0 && nd.speed_mbps <= UINT32_MAX
+                        ? static_cast<uint32_t>(nd.speed_mbps)
+                        : RTE_ETH_SPEED_NUM_100G;
+  link.link_duplex = RTE_ETH_LINK_FULL_DUPLEX;
+  link.link_autoneg = RTE_ETH_LINK_FIXED;
+  link.link_status = recovery_state(priv) == Recovery::kNone && nd.carrier != 0 ? RTE_ETH_LINK_UP
+                                                                                : RTE_ETH_LINK_DOWN;
+  // A link that is down has no speed (as ethdev drivers report it): a returning VF's netdev that
+  // reads before the port has recovered changes nothing the application sees.
+  if (link.link_status == RTE_ETH_LINK_DOWN) link.link_speed = RTE_ETH_SPEED_NUM_NONE;
+  return rte_eth_linkstatus_set(dev, &link);
 }
 
 }  // namespace mana

@@ -39,6 +39,9 @@ int parse_netdev_carrier(const char* text);
 // Reads the port's netdev (primary: follows a rename, see above). Control path.
 NetdevLink netdev_link_read(PortPriv& priv);
 
+// The link_update operation: the netdev's speed and carrier, down while the VF is removed.
+int link_update(rte_eth_dev* dev, int wait_to_complete);
+
 // dev_start (end) and dev_stop (start): arms / cancels the port's link watch (only with
 // intr_conf.lsc, in the primary). Stop waits for a look that is running.
 void link_watch_start(rte_eth_dev* dev);

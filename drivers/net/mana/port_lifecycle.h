@@ -43,7 +43,5 @@ void port_queues_destroy(rte_eth_dev* dev);
 // in state started.
 void close_port_gates(rte_eth_dev* dev);
 void open_port_gates(rte_eth_dev* dev);
-// The link_update operation: the netdev's speed and carrier, down while the VF is removed.
-int link_update(rte_eth_dev* dev, int wait_to_complete);
 
 }  // namespace mana

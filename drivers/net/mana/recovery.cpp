@@ -14,6 +14,7 @@
 #include <rte_interrupts.h>
 
 #include "ib_sysfs.h"
+#include "link_state.h"
 #include "mana_log.h"
 #include "mp.h"
 #include "mtu.h"

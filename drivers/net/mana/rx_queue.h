@@ -35,7 +35,6 @@ void rx_queues_stop(rte_eth_dev* dev);
 uint64_t rss_fields_mask(uint64_t rss_hf);
 uint16_t rss_table_queue(const PortPriv& priv, uint16_t nb_rxq, uint16_t pos);
 
-
 // The most WQEs one burst consumes or reposts.
 inline constexpr uint32_t kMaxRxRefill = 64;
 
