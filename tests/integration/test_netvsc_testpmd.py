@@ -210,12 +210,23 @@ def test_hotplug_five_cycles():
         harness.repeat_until(lambda: netvsc_counters(p), lambda c: c["data_path_vf"] == 1,
                              f"cycle {cycle}: the data path on the VF again", timeout=30)
         tx_pps(p, 0.3)  # the period of the switch
-        after = tx_pps(p, 1.0)
-        deviation = (after - before) / before
-        report.append(f"cycle {cycle}: synthetic {synthetic} pps, after {after} pps "
-                      f"({deviation:+.1%})")
-        expect(abs(deviation) <= TOLERANCE, f"cycle {cycle}: rate off the baseline by more than "
-               f"{TOLERANCE:.1%}:\n" + "\n".join(report), p)
+        # The rate within the tolerance of the baseline, over a whole second, within 10 s of the
+        # switch (on a loaded machine the VF's first second can still hold the switch).
+        rates = []
+
+        def settled(rate):
+            rates.append(rate)
+            return abs(rate - before) / before <= TOLERANCE
+
+        try:
+            harness.repeat_until(lambda: tx_pps(p, 1.0), settled,
+                                 f"cycle {cycle}: the rate within {TOLERANCE:.1%} of the baseline",
+                                 timeout=10)
+        finally:
+            report.append(f"cycle {cycle}: synthetic {synthetic} pps, after "
+                          f"{', '.join(f'{r} pps ({(r - before) / before:+.1%})' for r in rates)}")
+            if rates and abs(rates[-1] - before) / before > TOLERANCE:
+                print("\n".join(report), flush=True)
         now = live(p)
         expect(now == objects, f"cycle {cycle}: verbs objects {now}, first set up {objects}", p)
     print("\n".join(report), flush=True)
