@@ -199,8 +199,9 @@ def check_azure_line_dumpcap_proc_info(scratch):
     capture = Path(scratch, "txonly.pcapng")
     # dumpcap runs until the primary has stopped: when it ends by itself (-c) while the primary
     # forwards, DPDK 22.11's primary may still be copying into the pool dumpcap frees on exit
-    # (a segfault in librte_pcapng, 1 run in 5 here; doc/guide.md, "Installing").
-    dumpcap = Program(["dpdk-dumpcap", "-i", "0", "-w", capture], env=harness.pool_user_env(p))
+    # (a segfault in librte_pcapng, 1 run in 5 here; doc/guide.md, "Installing"). The port is
+    # named by its PCI address, as dumpcap's users name it.
+    dumpcap = Program(["dpdk-dumpcap", "-i", EMU_BDF, "-w", capture], env=harness.pool_user_env(p))
     harness.repeat_until(lambda: captured(capture), lambda frames: len(frames) >= 64,
                          "64 frames in dumpcap's file", timeout=60)
 

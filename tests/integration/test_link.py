@@ -108,7 +108,7 @@ def test_mac_lookup_never_takes_the_synthetic_twin():
     twin = root / "class/net/eth0/address"
     expect(twin.read_text().strip().lower() == mac,
            f"the emulator shows no synthetic twin with MAC {mac} at {twin}", p)
-    probed = [line for line in p.lines if f"{EMU_BDF}_port1: port 0," in line]
+    probed = [line for line in p.lines if f"{EMU_BDF}: port 0," in line]
     expect(len(probed) == 1 and "(enP30832s1)" in probed[0],
            f"the probe took another interface than the VF's netdev: {probed}", p)
     emu_ctl(p, "link", "0", "down")

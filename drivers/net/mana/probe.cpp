@@ -50,6 +50,17 @@ struct Candidate {
   DeviceCaps caps;
 };
 
+// The ethdev name of IB port `ib_port` of `pci`: the PCI address for the first port, as DPDK
+// names the port of a one-port device (what `dpdk-dumpcap -i <pci>` and DTS look up; an Azure VF
+// has one port), and "<pci>_port<p>" for a function's further ports. Primary and secondary
+// derive it alike, without querying the device.
+void port_name(const rte_pci_device* pci, unsigned ib_port, char* name, size_t size) {
+  if (ib_port == 1)
+    snprintf(name, size, "%s", pci->name);
+  else
+    snprintf(name, size, "%s_port%u", pci->name, ib_port);
+}
+
 bool has_port(const Candidate* c, unsigned count, unsigned ib_port) {
   for (unsigned i = 0; i < count; i++)
     if (c[i].ib_port == ib_port) return true;
@@ -123,7 +134,7 @@ int find_ports(rte_pci_device* pci, const Devargs& devargs, ibv_device** list, i
 
 int create_port(rte_pci_device* pci, const Candidate& c, const Devargs& devargs) {
   char name[RTE_ETH_NAME_MAX_LEN];
-  snprintf(name, sizeof(name), "%s_port%u", pci->name, c.ib_port);
+  port_name(pci, c.ib_port, name, sizeof(name));
   const int socket = pci->device.numa_node;
   rte_eth_dev* dev = rte_eth_dev_allocate(name);
   if (dev == nullptr) {
@@ -279,7 +290,7 @@ int probe_function(rte_pci_device* pci, const Devargs& devargs, bool primary) {
       rc = create_port(pci, cands[i], devargs);
     } else {
       char name[RTE_ETH_NAME_MAX_LEN];
-      snprintf(name, sizeof(name), "%s_port%u", pci->name, cands[i].ib_port);
+      port_name(pci, cands[i].ib_port, name, sizeof(name));
       rc = mp_attach_secondary(pci, name, secondary_dev_ops());
     }
     if (rc != 0) {
