@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The port's link as the kernel shows it (doc/hardware.md §9.24, doc/guide.md "Link status and
 speed"): the speed the VF's netdev reports (`--hw link-speed-mbps`), 100G where it reports none;
-the NIC's link events (`mana-emu ctl link`) and a VF removal as link state change events in testpmd
+a stopped port's link down; the NIC's link events (`mana-emu ctl link`) and a VF removal as link state change events in testpmd
 (RTE_ETH_EVENT_INTR_LSC, testpmd's default --lsc-interrupt) and as its link status; the `mac=`
 lookup with a synthetic interface of the same MAC (hv_netvsc's) beside the VF's renamed netdev; a
 netdev renamed while the port runs, and while the VF is removed (`mana-emu ctl rename`)."""
@@ -83,6 +83,21 @@ def test_without_lsc_interrupt_the_status_still_follows():
     quit_testpmd(p)
 
 
+def test_a_stopped_port_has_its_link_down():
+    """`port stop`: the link is down with no speed (the port passes nothing, as DTS's port_control
+    expects); `port start`: up again at the netdev's speed. Neither raises a link state change
+    event: the application stopped and started the port itself."""
+    p = interactive("link-stop")
+    command(p, "port stop 0")
+    expect(port_info(p, "Link status") == "down", "link not down on a stopped port", p)
+    expect(port_info(p, "Link speed") == "None", "a speed on a stopped port", p)
+    command(p, "port start 0")
+    expect(port_info(p, "Link status") == "up", "link not up after port start", p)
+    expect(port_info(p, "Link speed") == "25 Gbps", "not the netdev's speed after port start", p)
+    expect(events(p) == 0, f"{events(p)} link state change events for a stop and a start", p)
+    quit_testpmd(p)
+
+
 def test_removal_is_a_link_change():
     """A VF removal takes the link down (one event), its return brings it up (one more), while the
     driver recovers the port by itself."""
@@ -147,5 +162,6 @@ def test_a_renamed_netdev_is_followed():
 if __name__ == "__main__":
     harness.main([test_speed_is_what_the_netdev_reports, test_link_events_reach_testpmd,
                   test_without_lsc_interrupt_the_status_still_follows,
-                  test_removal_is_a_link_change, test_mac_lookup_never_takes_the_synthetic_twin,
+                  test_a_stopped_port_has_its_link_down, test_removal_is_a_link_change,
+                  test_mac_lookup_never_takes_the_synthetic_twin,
                   test_a_renamed_netdev_is_followed])

@@ -259,6 +259,7 @@ int stop_locked(rte_eth_dev* dev) {
   for (uint16_t i = 0; i < dev->data->nb_tx_queues; i++)
     dev->data->tx_queue_state[i] = RTE_ETH_QUEUE_STATE_STOPPED;
   priv->started = false;
+  link_update(dev, 0);  // down: a stopped port passes nothing
   return 0;
 }
 

@@ -120,7 +120,9 @@ void link_watch_stop(rte_eth_dev* dev) {
 // The link as the kernel shows it (doc/hardware.md §9.24): down while the VF is
 // removed or its netdev's carrier is off; the speed the netdev reports (since Linux 6.17 the VM's
 // bandwidth), 100G where it says none (older kernels, or a netdev that is down, which answers
-// neither), none while the link is down. Control path: a few sysfs reads.
+// neither), none while the link is down. A stopped port's link is down too: it has no queues and
+// nothing passes (as virtio, tap and most PMDs report it; DTS's port_control checks it).
+// Control path: a few sysfs reads.
 int link_update(rte_eth_dev* dev, int /*wait_to_complete*/) {
   PortPriv& priv = *priv_of(dev);
   const NetdevLink nd = netdev_link_read(priv);
@@ -130,8 +132,9 @@ int link_update(rte_eth_dev* dev, int /*wait_to_complete*/) {
                         : RTE_ETH_SPEED_NUM_100G;
   link.link_duplex = RTE_ETH_LINK_FULL_DUPLEX;
   link.link_autoneg = RTE_ETH_LINK_FIXED;
-  link.link_status = recovery_state(priv) == Recovery::kNone && nd.carrier != 0 ? RTE_ETH_LINK_UP
-                                                                                : RTE_ETH_LINK_DOWN;
+  link.link_status = priv.started && recovery_state(priv) == Recovery::kNone && nd.carrier != 0
+                         ? RTE_ETH_LINK_UP
+                         : RTE_ETH_LINK_DOWN;
   // A link that is down has no speed (as ethdev drivers report it): a returning VF's netdev that
   // reads before the port has recovered changes nothing the application sees.
   if (link.link_status == RTE_ETH_LINK_DOWN) link.link_speed = RTE_ETH_SPEED_NUM_NONE;

@@ -39,7 +39,8 @@ int parse_netdev_carrier(const char* text);
 // Reads the port's netdev (primary: follows a rename, see above). Control path.
 NetdevLink netdev_link_read(PortPriv& priv);
 
-// The link_update operation: the netdev's speed and carrier, down while the VF is removed.
+// The link_update operation: the netdev's speed and carrier; down while the port is stopped or
+// the VF is removed.
 int link_update(rte_eth_dev* dev, int wait_to_complete);
 
 // dev_start (end) and dev_stop (start): arms / cancels the port's link watch (only with
