@@ -35,9 +35,11 @@ from testpmd_cli import command, mbufs_in_use, show_port_stats
 HUGEPAGES_MB = 512
 
 # LISA's hot-plug criterion, and the cap that keeps the rate steady on a shared 2-core machine
-# (test_servicing.py): the VF completes at most this many TX WQEs a second.
+# (test_servicing.py): the port sends at most this many frames a second. Under the lowest rate this
+# line (netvsc PMD, synthetic NIC and VF in the chroot) reached with two compilers running beside
+# it, 166 kpps under a cap of 400 kpps (2026-12-07), so that the rate is the cap's, not the load's.
 TOLERANCE = 0.125
-TX_PPS = 400_000
+TX_PPS = 100_000
 
 
 def rx_packets(p):
