@@ -38,18 +38,22 @@ struct Process {
   RxSet rx;
 };
 
-void exit_process(Driver& d, Process& p) {
-  ASSERT_EQ(d.dev().destroy_qp(p.rx.qp), 0);  // the verbs core's order: RSS QP first
-  ASSERT_EQ(d.dev().destroy_qp(p.tx.qp), 0);
+// A first process sets up its queues and exits, as the verbs core tears them down (RSS QP first).
+// `stale` (if given) receives the CQ and RQ ids the steering it leaves behind names.
+struct StaleIds {
+  uint32_t cq = 0, rq = 0;
+};
+void first_process_exits(Driver& d, StaleIds* stale = nullptr) {
+  Process first(d);
+  ASSERT_EQ(first.rx.status, 0);
+  if (stale != nullptr) *stale = {first.rx.queues[0]->cq.id, first.rx.queues[0]->id};
+  ASSERT_EQ(d.dev().destroy_qp(first.rx.qp), 0);
+  ASSERT_EQ(d.dev().destroy_qp(first.tx.qp), 0);
 }
 
 TEST(SteeringTeardown, ClearDropsLateFramesAsUnsteeredAndTheNextProcessReceives) {
   Driver d(config(false));
-  {
-    Process first(d);
-    ASSERT_EQ(first.rx.status, 0);
-    exit_process(d, first);
-  }
+  ASSERT_NO_FATAL_FAILURE(first_process_exits(d));
   arrive(d, 5);
   EXPECT_EQ(d.dev().port_counters(0).rx_no_wqe_drops, 5u);
   EXPECT_EQ(d.dev().port_counters(0).rx_stale_steering_drops, 0u);
@@ -71,28 +75,22 @@ TEST(SteeringTeardown, ClearDropsLateFramesAsUnsteeredAndTheNextProcessReceives)
 // queue it does not serve (the kernel's report: RX completions on the Ethernet driver's TX CQs).
 TEST(SteeringTeardown, KeepLosesLateFramesAndCompletesThemOnACqThatReusesAStaleId) {
   Driver d(config(true));
-  uint32_t stale_cq = 0, stale_rq = 0;
-  {
-    Process first(d);
-    ASSERT_EQ(first.rx.status, 0);
-    stale_cq = first.rx.queues[0]->cq.id;
-    stale_rq = first.rx.queues[0]->id;
-    exit_process(d, first);
-  }
+  StaleIds stale;
+  ASSERT_NO_FATAL_FAILURE(first_process_exits(d, &stale));
   arrive(d, 5);
   EXPECT_EQ(d.dev().port_counters(0).rx_stale_steering_drops, 5u);
   EXPECT_EQ(d.dev().port_counters(0).rx_no_wqe_drops, 0u);
   // The next process: its TX CQ takes the stale id, and frames before its RSS QP land there.
   TxQueue tx(d, 1);
   ASSERT_EQ(tx.status, 0);
-  EXPECT_EQ(tx.binding.cq_id, stale_cq);
+  EXPECT_EQ(tx.binding.cq_id, stale.cq);
   arrive(d, 3);
   const std::vector<RxCompletion> foreign = drain_rx(tx.cq);
   ASSERT_EQ(foreign.size(), 3u);
   for (const RxCompletion& c : foreign) {
     EXPECT_EQ(c.type, hw::kCqeRxOkay);
     EXPECT_EQ(c.is_sq, 0u);
-    EXPECT_EQ(c.wq, stale_rq);  // names the destroyed RQ, not the SQ
+    EXPECT_EQ(c.wq, stale.rq);  // names the destroyed RQ, not the SQ
   }
   EXPECT_EQ(d.dev().port_counters(0).rx_stale_steering_cqes, 3u);
   // Its RSS QP programs steering again: frames reach its queues, none go astray any more.
@@ -109,11 +107,7 @@ TEST(SteeringTeardown, KeepLosesLateFramesAndCompletesThemOnACqThatReusesAStaleI
 
 TEST(SteeringTeardown, KeepEndsWhenTheKernelNetdevComesUp) {
   Driver d(config(true));
-  {
-    Process first(d);
-    ASSERT_EQ(first.rx.status, 0);
-    exit_process(d, first);
-  }
+  ASSERT_NO_FATAL_FAILURE(first_process_exits(d));
   arrive(d, 2);
   EXPECT_EQ(d.dev().port_counters(0).rx_stale_steering_drops, 2u);
   d.dev().set_netdev_up(0, true);  // mana_open programs the kernel's own steering
