@@ -21,7 +21,7 @@
 #include "burst.h"
 #include "fake_nic.h"
 #include "rx_queue.h"
-#include "tx_oob.h"
+#include "priv.h"
 
 namespace {
 
@@ -71,7 +71,7 @@ struct Bench {
     txq.descs = descs;
     txq.mbufs = tx_slots;
     txq.desc_mask = kRing - 1;
-    txq.oob = make_tx_oob_template(kTxCqId, kSqId, 0);
+    set_tx_oob(txq, kTxCqId, kSqId, 0);
     txq.max_sge = 15;
     txq.rs_thresh = rs_thresh;
     txq.reclaim_below = free_thresh != 0 ? free_thresh : kRing + 1;

@@ -208,6 +208,8 @@ struct alignas(RTE_CACHE_LINE_SIZE) TxQueue {
   uint32_t max_segs;  // segments a packet may have: max_sge with MULTI_SEGS, else 1
   MrQueueCache mr;
   TxQueueStats stats;
+  // the short OOB of a checksum packet, by its flags (tx_oob.h): read per checksum packet
+  alignas(kHotLine) TxCsumOobWords csum_oob;
   // control path
   alignas(RTE_CACHE_LINE_SIZE) uint32_t nb_desc;
   uint16_t queue_id;
@@ -226,6 +228,12 @@ static_assert(offsetof(TxQueue, descs) == kHotLine &&
               "descriptors, mbufs, CQ and OOB template share the second cache line");
 static_assert(offsetof(TxQueue, priv) == 2 * kHotLine,
               "the port, seed mark and segment limits start the third cache line");
+
+// The queue's OOB words (tx_oob.h), from its CQ, SQ and vPort offset: at every queue start.
+inline void set_tx_oob(TxQueue& q, uint32_t cq_id, uint32_t sq_id, uint32_t vp_offset) {
+  q.oob = make_tx_oob_template(cq_id, sq_id, vp_offset);
+  q.csum_oob = make_tx_csum_oob_words(q.oob);
+}
 
 struct PortPriv {
   ibv_context* ctx;

@@ -78,14 +78,13 @@ __attribute__((noinline)) bool tso_ready(TxQueue& q, rte_mbuf* m) {
   return false;
 }
 
-// The short OOB of a packet with checksum requests `f`: the template's words, the checksum bits,
-// and the transport offset where the NIC needs it (the TCP checksum bit of the looked-up word).
-inline uint64_t checksum_oob(uint64_t oob_word, const rte_mbuf* m, uint64_t f) {
-  const uint32_t bits = tx_csum_dw0_fast(f);
-  oob_word |= bits;
-  if (hw::TxShortOob::TcpCsum::get(bits))
-    oob_word |= uint64_t{hw::TxShortOob::TransportOffset::set(0, tx_l2_l3_len(m))} << 32;
-  return oob_word;
+// The short OOB of a packet with checksum requests `f`: the queue's words for its flags, and the
+// transport offset where the NIC needs it (the TCP checksum bit of the looked-up word).
+inline uint64_t checksum_oob(const uint64_t* csum_oob, const rte_mbuf* m, uint64_t f) {
+  uint64_t oob = csum_oob[(f >> kTxCsumFlagsShift) & 0x1F];
+  if (hw::TxShortOob::TcpCsum::get(static_cast<uint32_t>(oob)))
+    oob |= uint64_t{hw::TxShortOob::TransportOffset::set(0, tx_l2_l3_len(m))} << 32;
+  return oob;
 }
 
 // One short-OOB, one-SGE WQE (four 8-byte words: header, OOB, SGE address, SGE lkey and length)
@@ -121,8 +120,8 @@ struct ShortRun {
 // its own: its loop keeps every value in a register, whatever the caller's slow paths hold.
 template <bool kChecksum>
 __attribute__((noinline)) uint32_t post_plain_wqes(const ShortRun& r, uint32_t k, uint64_t oob_word,
-                                                   uint64_t seeded, MrRange mr,
-                                                   uint64_t* bytes_io) {
+                                                   const uint64_t* csum_oob, uint64_t seeded,
+                                                   MrRange mr, uint64_t* bytes_io) {
   // Locals: the ring stores cannot change them (`r` itself could alias the ring as far as the
   // compiler knows).
   constexpr size_t kWords = hw::kBasicUnit / sizeof(uint64_t);
@@ -131,12 +130,13 @@ __attribute__((noinline)) uint32_t post_plain_wqes(const ShortRun& r, uint32_t k
   TxDesc* const d = r.d;
   uint64_t* w = r.w + k * kWords;
   uint64_t meta = r.meta0 + (uint64_t{k} << 32);
-  const uint32_t length = r.length;
+  const size_t length = r.length;
   const uintptr_t mr_start = mr.start, mr_end = mr.end;
   const uint32_t lkey = mr.lkey;
   uint64_t bytes = *bytes_io;
-  for (; k < length; k++, w += kWords, meta += uint64_t{1} << 32) {
-    rte_mbuf* const m = in[k];
+  size_t i = k;  // one index register for the packets, their mbuf entries and descriptors
+  for (; i < length; i++, w += kWords, meta += uint64_t{1} << 32) {
+    rte_mbuf* const m = in[i];
     const uintptr_t addr = rte_pktmbuf_mtod(m, uintptr_t);
     const uint32_t len = m->data_len;  // the packet's length: it has one segment
     if (m->nb_segs != 1 || addr < mr_start || addr + len > mr_end) break;
@@ -145,13 +145,13 @@ __attribute__((noinline)) uint32_t post_plain_wqes(const ShortRun& r, uint32_t k
       const uint64_t f = m->ol_flags;
       if (!(f & seeded)) break;
       m->ol_flags = f ^ seeded;  // prepared for one send
-      oob = checksum_oob(oob_word, m, f);
+      oob = checksum_oob(csum_oob, m, f);
     }
-    write_short_wqe(w, out + k, d + k, m, oob, addr, len, lkey, meta);
+    write_short_wqe(w, out + i, d + i, m, oob, addr, len, lkey, meta);
     bytes += len;
   }
   *bytes_io = bytes;
-  return k;
+  return static_cast<uint32_t>(i);
 }
 
 // Single-segment packets with short OOBs: every WQE is one basic unit (doc/hardware.md §4.3), so
@@ -194,7 +194,7 @@ uint16_t post_short_wqes(TxQueue& q, const ProcessPrivate& pp, rte_mbuf** pkts, 
     constexpr size_t kWords = hw::kBasicUnit / sizeof(uint64_t);
     uint32_t k = 0;
     while (true) {
-      k = post_plain_wqes<kChecksum>(r, k, oob_word, seeded, mr, &bytes);
+      k = post_plain_wqes<kChecksum>(r, k, oob_word, q.csum_oob.data(), seeded, mr, &bytes);
       if (k == run) break;
       // The packet the loop stopped at: several segments, a memory region to look up, or a
       // checksum to seed here.
@@ -221,7 +221,7 @@ uint16_t post_short_wqes(TxQueue& q, const ProcessPrivate& pp, rte_mbuf** pkts, 
           stopped = true;
           break;
         }
-        oob = checksum_oob(oob_word, m, f);
+        oob = checksum_oob(q.csum_oob.data(), m, f);
       }
       write_short_wqe(r.w + k * kWords, r.out + k, r.d + k, m, oob, addr, len, mr.lkey,
                       r.meta0 + (uint64_t{k} << 32));

@@ -79,6 +79,17 @@ inline uint32_t tx_csum_dw0_fast(uint64_t ol_flags) {
   return kTxCsumDw0[(ol_flags >> kTxCsumFlagsShift) & 0x1F];
 }
 
+// The short OOB words (word 1 high, word 0 low) of the queue's CQE-suppressed one-SGE WQEs, with
+// the checksum bits of each combination of the five flags: what the burst writes for a checksum
+// packet is one load, indexed by its flags (plus the TCP transport offset). Built at queue start.
+using TxCsumOobWords = std::array<uint64_t, 32>;
+inline TxCsumOobWords make_tx_csum_oob_words(const TxOobTemplate& t) {
+  const uint64_t base = (uint64_t{t.dw1} << 32) | hw::TxShortOob::SuppressCqe::set(t.dw0, 1);
+  TxCsumOobWords words{};
+  for (size_t i = 0; i < words.size(); i++) words[i] = base | kTxCsumDw0[i];
+  return words;
+}
+
 // l2_len + l3_len, the TCP transport offset, from one load of the tx_offload word (its lowest
 // bit-fields, little endian).
 inline uint32_t tx_l2_l3_len(const rte_mbuf* m) {

@@ -108,7 +108,7 @@ int create_queue(PortPriv& priv, TxQueue& q) {
                  priv.port_id, q.queue_id, qp.tx_vp_offset, kMaxVportOffset);
     return -EPROTO;
   }
-  q.oob = make_tx_oob_template(cq.cq_id, qp.sq_id, qp.tx_vp_offset);
+  set_tx_oob(q, cq.cq_id, qp.sq_id, qp.tx_vp_offset);
   q.desc_head = q.desc_tail = 0;
   q.since_cqe = 0;
   q.wqe_offset_unit = kWqeOffsetUnknown;

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "fake_port.h"
-#include "tx_oob.h"
+#include "priv.h"
 #include "tx_queue.h"
 
 namespace mana_test {
@@ -35,7 +35,7 @@ class FakeTxQueue {
     q.descs = descs_.data();
     q.mbufs = mbufs_.data();
     q.desc_mask = static_cast<uint32_t>(descs_.size()) - 1;
-    q.oob = mana::make_tx_oob_template(cq_id_, sq_id_, 0);
+    mana::set_tx_oob(q, cq_id_, sq_id_, 0);
     q.max_sge = 15;
     q.max_segs = 1;
     // tx_queue_setup's defaults: a CQE requested and completions reclaimed at every burst.
