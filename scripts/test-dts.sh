@@ -4,10 +4,11 @@
 # the emulator (doc/testing.md "DTS"): DTS drives a dpdk-testpmd on two emulated MANA VFs and
 # sends and sniffs frames with Scapy on the TAP devices that are their wires, all in the Debian 13
 # chroot (scripts/debian-chroot.sh trixie: DTS's Python libraries are Debian 13's).
-#   scripts/test-dts.sh [--suites S,S:case+case,...] [--pmd ours|system] [--dpdk 26.07|24.11]
+#   scripts/test-dts.sh [--ci] [--suites S,S:case+case,...] [--pmd ours|system] [--dpdk 26.07|24.11]
 #                       [--emu "OPTIONS"]
 # --suites: DTS suite names (default: all functional suites below), a suite may name its cases
-#   after a colon, joined by +; --pmd system: that DPDK's own net_mana instead of ours, for
+#   after a colon, joined by +; --ci: CI's share (scripts/test.sh): the fastest suites (below) on
+#   the build CI's stage of that DPDK made (scripts/test-dpdk.sh VERSION --ci); --pmd system: that DPDK's own net_mana instead of ours, for
 #   comparison (its deviations are reported, never failed on); --dpdk: the testpmd and the DPDK
 #   our driver is built against: 26.07 (default), the release whose DTS this is, built from source
 #   (scripts/test-dpdk.sh 26.07 build: a Debian 12 build, whose testpmd and libraries run in the
@@ -29,21 +30,26 @@ export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 # The functional suites that apply to a NIC driver with Scapy as the traffic generator. Not here:
 # the cryptodev and performance suites (no crypto device, no TRex), virtio_forward and softnic
 # (other drivers' vdevs), rx_split (header split: a capability MANA does not offer, and a suite
-# that skips itself by it), hello_world (an EAL example program, no driver), l2fwd (four cores),
-# packet_capture (dpdk-dumpcap as a secondary of the testpmd: not provided yet). smoke_tests comes
-# last: DTS blocks every suite after a failed one, and its unit_tests and driver_tests cases are
-# left out (they run `meson test` in DPDK's own build tree, of DPDK's libraries: here DPDK is the
-# distribution's package, which has none).
+# that skips itself by it), hello_world (an EAL example program, no driver) and l2fwd (four
+# cores). packet_capture runs that DPDK's dpdk-dumpcap as a secondary of DTS's testpmd
+# (scripts/dts/secondary.sh). smoke_tests comes last: DTS blocks every suite after a failed one,
+# and its unit_tests and driver_tests cases are left out (they run `meson test` in DPDK's own
+# build tree, of DPDK's libraries: here DPDK is the distribution's package, which has none).
 all_suites=(port_stats checksum_offload mtu port_control rx_tx_offload unified_packet rss vlan
   dual_vlan qinq queue_toggle dynamic_queue_conf dynamic_config buffer_scatter promisc_support
   mac_filter blocklist port_restart_config_persistency speed_capabilities flow_offload
+  packet_capture smoke_tests:device_bound_to_driver+devices_listed_in_testpmd)
+# CI's share: the suites that take seconds each (smoke_tests last, as above).
+ci_suites=(port_stats checksum_offload unified_packet
   smoke_tests:device_bound_to_driver+devices_listed_in_testpmd)
-suites=$(IFS=,; echo "${all_suites[*]}")
+suites=""
+ci=0
 pmd_kind=ours
 dpdk=26.07
 emu_options=""
 while [ $# -gt 0 ]; do
   case "$1" in
+    --ci) ci=1; shift ;;
     --suites) suites=$2; shift 2 ;;
     --suites=*) suites=${1#*=}; shift ;;
     --pmd) pmd_kind=$2; shift 2 ;;
@@ -52,9 +58,14 @@ while [ $# -gt 0 ]; do
     --dpdk=*) dpdk=${1#*=}; shift ;;
     --emu) emu_options=$2; shift 2 ;;
     --emu=*) emu_options=${1#*=}; shift ;;
-    *) die "unknown argument '$1' (usage: $0 [--suites S,...] [--pmd ours|system] [--dpdk 26.07|24.11])" ;;
+    *) die "unknown argument '$1' (usage: $0 [--ci] [--suites S,...] [--pmd ours|system] [--dpdk 26.07|24.11])" ;;
   esac
 done
+if [ -z "$suites" ] && [ $ci = 1 ]; then
+  suites=$(IFS=,; echo "${ci_suites[*]}")
+elif [ -z "$suites" ]; then
+  suites=$(IFS=,; echo "${all_suites[*]}")
+fi
 case "$pmd_kind" in ours | system) ;; *) die "--pmd takes ours or system" ;; esac
 case "$dpdk" in 26.07 | 24.11) ;; *) die "--dpdk takes 26.07 or 24.11" ;; esac
 
@@ -79,7 +90,11 @@ fi
 scripts/hugepages.sh >/dev/null
 
 if [ -z "${MANA_DTS_BUILD:-}" ]; then
-  scripts/test-dpdk.sh "$dpdk" build >/dev/null
+  # (--ci: only the targets of CI's stage, which has built them already; the driver and the
+  # emulator are among them.)
+  ci_option=()
+  [ $ci = 0 ] || ci_option=(--ci)
+  scripts/test-dpdk.sh "$dpdk" "${ci_option[@]}" build >/dev/null
 fi
 [ -x "$build/emu/tool/mana-emu" ] || die "no $build/emu/tool/mana-emu"
 rm -rf "$run" && mkdir -p "$run/dpdk"
@@ -90,6 +105,12 @@ if [ "$dpdk" = 24.11 ]; then
   version=$(scripts/debian-chroot.sh trixie run dpkg-query -W -f '${Version}' dpdk-dev | sed 's/-.*//')
   testpmd=(/usr/bin/dpdk-testpmd)
   [ $pmd_kind = system ] || testpmd+=(-d "$build/drivers/net/mana/librte_net_mana.so")
+  # Its dpdk-dumpcap loads the same plugin folder; the mempool drivers testpmd links register
+  # their ops first, and a -d driver first: preloaded, they come in the same order.
+  dumpcap=/usr/bin/dpdk-dumpcap
+  preload=$(scripts/debian-chroot.sh trixie run ldd /usr/bin/dpdk-testpmd \
+    | grep -o 'librte_mempool_[a-z0-9_]*\.so\.[0-9]*' | sort -u | paste -sd:)
+  [ $pmd_kind = system ] || preload+=${preload:+:}$build/drivers/net/mana/librte_net_mana.so
 else
   # DPDK 26.07's testpmd and libraries (built on Debian 12 by scripts/build-dpdk.sh), copied where
   # the chroot sees them; its plugin folder (/usr/local/...) is not there, so the buses, the mempool
@@ -97,7 +118,7 @@ else
   install=$(scripts/build-dpdk.sh 26.07 "$src")
   sut=$run/dpdk-$dpdk
   mkdir -p "$sut/bin"
-  cp -a "$install/bin/dpdk-testpmd" "$sut/bin/"
+  cp -a "$install/bin/dpdk-testpmd" "$install/bin/dpdk-dumpcap" "$sut/bin/"
   cp -a "$install"/lib/*-linux-gnu "$sut/lib"
   version=$(cat "$install"/share/dpdk/VERSION 2>/dev/null || echo "$dpdk")
   pmds=$(echo "$sut"/lib/dpdk/pmds-*)
@@ -105,6 +126,9 @@ else
   [ $pmd_kind = ours ] || driver=$pmds/librte_net_mana.so
   testpmd=(env "LD_LIBRARY_PATH=$sut/lib" "$sut/bin/dpdk-testpmd" -d "$pmds/librte_bus_pci.so"
     -d "$pmds/librte_mempool_ring.so" -d "$driver")
+  # dpdk-dumpcap takes no EAL options: the same plugins, preloaded in the same order.
+  dumpcap="env LD_LIBRARY_PATH=$sut/lib $sut/bin/dpdk-dumpcap"
+  preload=$pmds/librte_bus_pci.so:$pmds/librte_mempool_ring.so:$driver
 fi
 [ $pmd_kind = system ] || [ -f "$build/drivers/net/mana/librte_net_mana.so" ] || die "no driver in $build"
 
@@ -115,7 +139,8 @@ echo "test-dts: DTS of $(basename "$src"), testpmd of DPDK $version, driver: $pm
 
 rc=0
 scripts/debian-chroot.sh trixie run "$top/scripts/dts/inside.sh" \
-  "$run" "$run/dpdk/dts" "$build/emu/tool/mana-emu" "$version" "$suites" "$emu_options" "${testpmd[@]}" >"$run/dts.log" 2>&1 || rc=$?
+  "$run" "$run/dpdk/dts" "$build/emu/tool/mana-emu" "$version" "$suites" "$emu_options" "$preload" \
+  "$dumpcap" "${testpmd[@]}" >"$run/dts.log" 2>&1 || rc=$?
 [ -f "$run/output/results.json" ] || { tail -n 40 "$run/dts.log" >&2; die "DTS wrote no results (exit $rc; log: $run/dts.log)"; }
 # DTS's own exit status counts every failure; the verdict is the report's, which knows the
 # deviations (a failed run also shows there: execution errors, blocked suites).

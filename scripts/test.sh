@@ -7,10 +7,11 @@
 # 13 chroot with Debian 13's programs and its own net_mana beside ours (scripts/test-dpdk.sh 24.11
 # --ci: CI's share of the integration suite there), on DPDK 23.11 and 26.07 built from source in a
 # Debian 12 chroot and on 25.11 in a Debian unstable chroot (scripts/test-dpdk.sh VERSION --ci:
-# their smoke share), and on arm64 under qemu-user (scripts/test-arm64.sh --ci).
+# their smoke share), DPDK 26.07's own conformance suites (DTS) against ours (scripts/test-dts.sh
+# --ci: its fastest suites), and on arm64 under qemu-user (scripts/test-arm64.sh --ci).
 #   scripts/test.sh         what CI runs (.ci/run)
-#   scripts/test.sh --all   the whole integration suite on DPDK 23.11, 24.11, 25.11 and 26.07,
-#                           which CI's time limit leaves out (doc/testing.md)
+#   scripts/test.sh --all   the whole integration suite on DPDK 23.11, 24.11, 25.11 and 26.07 and
+#                           every DTS suite, which CI's time limit leaves out (doc/testing.md)
 # Every stage runs even when an earlier one failed (a failure must not hide whether the later
 # stages pass); the summary at the end names each stage's result, and the exit status is 1 when
 # any failed. Setup and the main build are the exception: nothing can run without them.
@@ -108,6 +109,19 @@ else
   stage "DPDK 23.11 (from source, scripts/test-dpdk.sh --ci)" scripts/test-dpdk.sh 23.11 --ci
   stage "DPDK 26.07 (from source, scripts/test-dpdk.sh --ci)" scripts/test-dpdk.sh 26.07 --ci
   stage "DPDK 25.11 (Debian unstable chroot, scripts/test-dpdk.sh --ci)" scripts/test-dpdk.sh 25.11 --ci
+fi
+
+# DPDK 26.07's DTS (its functional suites) against ours, in the Debian 13 chroot, on the build the
+# DPDK 26.07 stage made (scripts/test-dts.sh; it installs DTS's Python libraries there once per
+# machine). CI runs the suites that take seconds (--ci); --all every one that applies.
+dts() {
+  wait $chroots 2>/dev/null  # (the DPDK 24.11 stage may have waited for it already)
+  scripts/test-dts.sh "$@"
+}
+if [ $all = 1 ]; then
+  stage "DTS (DPDK 26.07, scripts/test-dts.sh)" dts
+else
+  stage "DTS (DPDK 26.07, scripts/test-dts.sh --ci)" dts --ci
 fi
 
 # arm64 (Azure's Cobalt VMs): the driver and the emulator cross-built against Debian 13's arm64

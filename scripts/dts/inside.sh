@@ -4,13 +4,15 @@
 # documents it): the system under test (SUT) and the traffic generator (TG) are both this chroot,
 # reached over SSH as root at 127.0.0.1 in a private network namespace, so that the TAP devices,
 # the sshd and every frame stay inside it.
-#   inside.sh RUN_DIR DTS_DIR MANA_EMU VERSION SUITES EMU_OPTIONS TESTPMD...
+#   inside.sh RUN_DIR DTS_DIR MANA_EMU VERSION SUITES EMU_OPTIONS PRELOAD DUMPCAP TESTPMD...
 # RUN_DIR: where the generated files, keys and DTS's output go; DTS_DIR: DPDK's dts/ folder;
 # MANA_EMU: the emulator's mana-emu; VERSION: the DPDK version the SUT reports; SUITES: DTS suite
 # names, comma separated, a suite may name its cases as suite:case+case; EMU_OPTIONS: options of
-# `mana-emu run` for every VF (a profile, --anti-spoof off, --hw ...: one word list); TESTPMD: the testpmd
-# command (program, environment, the -d options loading the driver under test) that DTS's
-# dpdk-testpmd runs under the emulator.
+# `mana-emu run` for every VF (a profile, --anti-spoof off, --hw ...: one word list); PRELOAD and
+# DUMPCAP: the plugins testpmd's -d options load (colon separated) and the dpdk-dumpcap command
+# (one word list), which DTS's dpdk-dumpcap runs as a secondary of the running testpmd
+# (scripts/dts/secondary.sh); TESTPMD: the testpmd command (program, environment, the -d options
+# loading the driver under test) that DTS's dpdk-testpmd runs under the emulator.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 die() { echo "dts-inside: error: $*" >&2; exit 1; }
@@ -20,8 +22,8 @@ if [ "${1:-}" != --in-netns ]; then
   exec unshare --net "$0" --in-netns "$@"
 fi
 shift
-run=$1 dts=$2 emu=$3 version=$4 suites=$5 emu_options=$6
-shift 6
+run=$1 dts=$2 emu=$3 version=$4 suites=$5 emu_options=$6 preload=$7 dumpcap=$8
+shift 8
 testpmd=$*
 mkdir -p "$run"
 ip link set lo up
@@ -68,6 +70,14 @@ cat >"$tree/build/app/dpdk-testpmd" <<WRAP
 exec $emu run $emu_options$vfs -- $testpmd "\$@"
 WRAP
 chmod 755 "$tree/build/app/dpdk-testpmd"
+# DTS's dpdk-dumpcap (packet_capture) runs beside that testpmd, naming it by --file-prefix: that
+# DPDK's dpdk-dumpcap as its secondary, in the emulated environment the testpmd runs in.
+cat >"$tree/build/app/dpdk-dumpcap" <<WRAP
+#!/bin/sh
+# DTS's dpdk-dumpcap (written by scripts/dts/inside.sh): DPDK $version's dpdk-dumpcap, a secondary of DTS's testpmd.
+exec $here/secondary.sh "$preload" $dumpcap -- "\$@"
+WRAP
+chmod 755 "$tree/build/app/dpdk-dumpcap"
 # dpdk-devbind.py, which DTS copies to the SUT from the DPDK tree it runs from (../usertools): the
 # emulated VFs' state, read from the emulator's sysfs (scripts/dts/devbind.py).
 # Its VFs are the same, on null wires: testpmd may hold the TAPs meanwhile.
