@@ -80,8 +80,10 @@ std::string emulated_netdev_dir(const char* ifname) {
   if (root.empty() || ifname[0] == '\0' || ifname[0] == '.' || strchr(ifname, '/') != nullptr)
     return {};
   const std::string dir = root + "/sys/class/net/" + std::string(ifname, strnlen(ifname, IFNAMSIZ));
-  std::string address;
-  return read_attr_raw(dir + "/address", &address) ? dir : std::string();
+  // VF netdevs only (they have a dev_port): a synthetic interface may share its name with one of
+  // the host's (eth0), which the kernel answers for.
+  std::string port;
+  return read_attr_raw(dir + "/dev_port", &port) ? dir : std::string();
 }
 
 bool answer_ethtool(ifreq* req, int* ret) {

@@ -21,8 +21,9 @@ bool read_attr_raw(const std::string& path, std::string* out);
 // The `flags` file of the netdev folder `dir` says IFF_UP. False when unreadable.
 bool netdev_dir_up(const std::string& dir);
 
-// The netdev folder of the interface `ifname` (R/sys/class/net/<ifname>, which follows renames),
-// or "" when the emulator shows no interface of that name (or its VF is removed).
+// The netdev folder of the VF netdev `ifname` (R/sys/class/net/<ifname>, which follows renames),
+// or "" when the emulator shows no VF netdev of that name (or its VF is removed). Synthetic
+// interfaces are not answered for: the kernel's interface of that name (if any) answers.
 std::string emulated_netdev_dir(const char* ifname);
 
 // SIOCETHTOOL for an emulated netdev: ETHTOOL_GLINKSETTINGS (the two-step handshake of the
