@@ -19,7 +19,7 @@ from testpmd_cli import command
 # One testpmd at a time with its default mbuf pool, as test_link.py.
 HUGEPAGES_MB = 512
 
-DELAY_MS = 3000
+DELAY_MS = 5000
 RENAME_MS = 2000
 NO_NETDEV = r"the PCI function has no netdev yet"
 LSC = r"^Port 0: link state change event"
@@ -34,7 +34,7 @@ def attach(p, devargs):
 
 
 def test_probe_before_the_netdev_then_after_its_rename():
-    """Removed, then added with the netdev 3 s late and under eth1 for 2 s (eth0 is the synthetic
+    """Removed, then added with the netdev 5 s late and under eth1 for 2 s (eth0 is the synthetic
     interface's): `port attach` before the netdev fails with the driver's line; the run folder
     shows the netdev as eth1, then as enP30832s1 with the RDMA device; `port attach` then probes the
     port on enP30832s1 by mac=."""
