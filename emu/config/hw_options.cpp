@@ -27,6 +27,8 @@ std::string on_off(bool v) { return v ? "on" : "off"; }
 
 constexpr uint32_t kMaxAdapterMtu = 9000;
 constexpr uint32_t kMaxLinkSpeedMbps = 800000;  // RTE_ETH_SPEED_NUM_800G
+constexpr uint32_t kMaxNetdevDelayMs = 600000;
+constexpr uint32_t kMaxNetdevRenameMs = 60000;
 
 bool number(std::string_view value, uint32_t max, uint32_t* out) {
   return parse_uint(value, max, out);
@@ -228,6 +230,20 @@ constexpr HwOption kOptions[] = {
        return true;
      },
      [](const HwBehaviour& hw) { return std::to_string(hw.link_speed_mbps); }},
+    {"link-events", "on|off",
+     [](std::string_view v, HwBehaviour* hw) { return on_off(v, &hw->link_events); },
+     [](const HwBehaviour& hw) { return on_off(hw.link_events); }},
+    // ---- a hot-added VF's netdev (doc/hardware.md §9.25) ----
+    {"netdev-delay-ms", "N (0..600000 ms after the PCI function, on add)",
+     [](std::string_view v, HwBehaviour* hw) {
+       return number(v, kMaxNetdevDelayMs, &hw->netdev_delay_ms);
+     },
+     [](const HwBehaviour& hw) { return std::to_string(hw.netdev_delay_ms); }},
+    {"netdev-rename-ms", "N (0..60000 ms under eth<k> before its name, on add; 0: no rename)",
+     [](std::string_view v, HwBehaviour* hw) {
+       return number(v, kMaxNetdevRenameMs, &hw->netdev_rename_ms);
+     },
+     [](const HwBehaviour& hw) { return std::to_string(hw.netdev_rename_ms); }},
 };
 
 std::string keys() {
@@ -280,6 +296,7 @@ bool apply_profile(std::string_view name, EmuConfig* config, bool* coalesce, std
     hw.vport_busy_errno = ENODEV;
     hw.adapter_mtu = 1500;    // jumbo frames came with Linux 6.4
     hw.link_speed_mbps = -1;  // no link speed before Linux 6.17
+    hw.link_events = false;   // no NIC link events before Linux 6.19
   } else if (name == "azure-2025" || name == "azure-2026" || name == "strict") {
     // A 2025 kernel (device split, 2048 WR/CQE, coalescing, EBUSY) under Debian 12's rdma-core 44.
     config->limits = EmuConfig::kLimits2025;
@@ -288,6 +305,7 @@ bool apply_profile(std::string_view name, EmuConfig* config, bool* coalesce, std
     hw.raw_qp_first = true;
     hw.vport_busy_errno = EBUSY;
     hw.link_speed_mbps = -1;  // no link speed before Linux 6.17
+    hw.link_events = false;   // no NIC link events before Linux 6.19
     if (name == "azure-2026") {
       // A mid-2026 image (doc/hardware.md §9.21, §9.22, §9.24): the RX steering fix (7.0.4, 7.1,
       // 6.12.86, 6.6.140) and the VM's bandwidth as the link speed (6.17), under rdma-core >= 62
@@ -296,6 +314,7 @@ bool apply_profile(std::string_view name, EmuConfig* config, bool* coalesce, std
       hw.libmana_cq_rule = HwBehaviour::LibmanaCqRule::kV62;
       hw.rx_steering_keep = false;
       hw.link_speed_mbps = HwBehaviour{}.link_speed_mbps;
+      hw.link_events = true;  // Linux 6.19
     }
     if (name == "strict") {
       // Every alternative that is hardest on a driver, at once.

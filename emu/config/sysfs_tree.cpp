@@ -23,6 +23,13 @@ std::string pci_uevent(const std::string& pci_addr) {
          pci_addr;
 }
 
+// The netdev's sysfs `flags` (IFF_UP | IFF_BROADCAST | IFF_MULTICAST, without IFF_UP while down).
+std::string netdev_flags(bool up) { return up ? "0x1003" : "0x1002"; }
+
+std::string removed_net_dir(const EmuConfig& config, uint32_t vf) {
+  return config.root + "/removed/net/" + std::to_string(vf);
+}
+
 // Builds files one after the other, keeping the first error.
 class TreeWriter {
  public:
@@ -68,12 +75,15 @@ void write_pci_device(const EmuConfig& config, uint32_t vf, TreeWriter* w) {
     w->file(net + "/address", format_mac(port.mac));
     w->file(net + "/dev_port", std::to_string(p));
     w->file(net + "/operstate", port.netdev_up ? "up" : "down");
+    w->file(net + "/flags", netdev_flags(port.netdev_up));
     // The netdev's MTU: the driver writes it (as root does on Azure), the vPort follows it.
     w->file(net + "/mtu", std::to_string(cfg.limits.mtu));
     // The link as the kernel shows it (doc/hardware.md §9.24): the speed the NIC reports, the
-    // carrier on from probe (the NIC's link events turn it off and on: `mana-emu ctl link`).
+    // carrier flag (on from probe since Linux 6.19, the NIC's link events turn it off and on:
+    // `mana-emu ctl link`; before, on while the netdev is up). The library answers a read of
+    // either with EINVAL while `flags` says the netdev is down, as the kernel does.
     w->file(net + "/speed", std::to_string(cfg.hw.link_speed_mbps));
-    w->file(net + "/carrier", "1");
+    w->file(net + "/carrier", cfg.hw.link_events || port.netdev_up ? "1" : "0");
     // The kernel's counter of the function's no-WQE drops (doc/hardware.md §2.11).
     w->dir(net + "/statistics");
     w->file(net + "/statistics/rx_missed_errors", "0");
@@ -101,6 +111,7 @@ void write_class_net(const EmuConfig& config, uint32_t vf, TreeWriter* w) {
     w->dir(net);
     w->file(net + "/address", format_mac(port.mac));
     w->file(net + "/operstate", port.netdev_up ? "up" : "down");
+    w->file(net + "/flags", netdev_flags(port.netdev_up));
     // hv_netvsc reports the speed of its VF (doc/hardware.md §9.24); its carrier is the host's.
     w->file(net + "/speed", std::to_string(cfg.hw.link_speed_mbps));
     w->file(net + "/carrier", "1");
@@ -177,7 +188,7 @@ bool vf_present(const EmuConfig& config, uint32_t vf) {
 }
 
 bool set_vf_present(EmuConfig& config, uint32_t vf, bool present, std::string* error,
-                    const std::string& new_pci, bool with_rdma) {
+                    const std::string& new_pci, bool with_rdma, bool with_netdevs) {
   if (vf >= config.vfs.size()) {
     *error = "no VF " + std::to_string(vf);
     return false;
@@ -203,6 +214,11 @@ bool set_vf_present(EmuConfig& config, uint32_t vf, bool present, std::string* e
   }
   TreeWriter w(error);
   if (moves) w.file(pci_live + "/uevent", pci_uevent(new_pci));
+  // The function without its netdevs: they wait in R/removed/net/<vf> (add_vf_netdevs).
+  if (present && !with_netdevs &&
+      !(make_dirs(config.root + "/removed/net", error) &&
+        move_path(pci_live + "/net", removed_net_dir(config, vf), error)))
+    return false;
   for (const IbDeviceInfo& dev : ib_devices(config)) {
     if (dev.vf != vf || !config.kernel.mana_ib || (present && !with_rdma)) continue;
     const std::string live = ib_device_dir(config.root, dev.name);
@@ -213,6 +229,39 @@ bool set_vf_present(EmuConfig& config, uint32_t vf, bool present, std::string* e
       return false;
   }
   return w.ok();
+}
+
+bool vf_netdevs_pending(const EmuConfig& config, uint32_t vf) {
+  return vf < config.vfs.size() && path_exists(removed_net_dir(config, vf));
+}
+
+bool add_vf_netdevs(EmuConfig& config, uint32_t vf, bool kernel_names,
+                    std::vector<std::string>* final_names, std::string* error) {
+  const std::string net = pci_device_dir(config, vf) + "/net";
+  if (!move_path(removed_net_dir(config, vf), net, error)) return false;
+  final_names->clear();
+  const std::string class_net = config.root + "/sys/class/net/";
+  for (PortConfig& port : config.vfs[vf].ports) {
+    final_names->push_back(port.ifname);
+    if (!kernel_names) continue;
+    // The kernel's name: the lowest eth<k> no interface has (register_netdev's "eth%d").
+    std::string name;
+    for (unsigned k = 0; name.empty(); ++k)
+      if (!path_exists(class_net + "eth" + std::to_string(k)) &&
+          !path_exists(net + "/eth" + std::to_string(k)))
+        name = "eth" + std::to_string(k);
+    if (!move_path(net + "/" + port.ifname, net + "/" + name, error)) return false;
+    // /sys/class/net and the synthetic interface's lower_ link name it (rename_netdev renames).
+    if (!remove_tree(class_net + port.ifname, error) ||
+        !make_symlink(net + "/" + name, class_net + name, error))
+      return false;
+    if (!port.netvsc.empty() &&
+        !(remove_tree(class_net + port.netvsc + "/lower_" + port.ifname, error) &&
+          make_symlink(class_net + name, class_net + port.netvsc + "/lower_" + name, error)))
+      return false;
+    port.ifname = name;
+  }
+  return true;
 }
 
 bool vf_rdma_pending(const EmuConfig& config, uint32_t vf) {
@@ -243,8 +292,9 @@ bool set_operstate(const EmuConfig& config, uint32_t vf, uint32_t port, bool up,
   }
   const std::string base =
       vf_present(config, vf) ? pci_device_dir(config, vf) : removed_pci_dir(config, vf);
-  return write_file(base + "/net/" + config.vfs[vf].ports[port].ifname + "/operstate",
-                    up ? "up\n" : "down\n", error);
+  const std::string net = base + "/net/" + config.vfs[vf].ports[port].ifname;
+  return write_file(net + "/operstate", up ? "up\n" : "down\n", error) &&
+         write_file(net + "/flags", netdev_flags(up) + "\n", error);
 }
 
 bool set_link(const EmuConfig& config, uint32_t vf, uint32_t port, bool carrier, bool netdev_up,

@@ -37,14 +37,25 @@ bool write_sysfs_tree(const EmuConfig& config, std::string* error);
 // another bus; config.vfs[vf].pci_addr follows, the RDMA devices keep their names.
 // `with_rdma` false (add only): the RDMA device folders stay in R/removed/ until add_vf_rdma, as
 // mana_ib registers them after the kernel's mana driver brought the function back.
+// `with_netdevs` false (add only, implies !with_rdma): the function's netdev folders stay in
+// R/removed/net/<vf> until add_vf_netdevs, as the kernel's mana driver registers them a while after
+// the function appears (doc/hardware.md §9.25).
 bool set_vf_present(EmuConfig& config, uint32_t vf, bool present, std::string* error,
-                    const std::string& new_pci = {}, bool with_rdma = true);
+                    const std::string& new_pci = {}, bool with_rdma = true,
+                    bool with_netdevs = true);
+// The netdevs of a function added without them. `kernel_names`: each appears as the lowest free
+// eth<k> (config's ifname becomes it) and `final_names` gets the names udev gives them after
+// (rename_netdev); else they appear under their names.
+bool add_vf_netdevs(EmuConfig& config, uint32_t vf, bool kernel_names,
+                    std::vector<std::string>* final_names, std::string* error);
+bool vf_netdevs_pending(const EmuConfig& config, uint32_t vf);
 bool add_vf_rdma(EmuConfig& config, uint32_t vf, std::string* error);
 // The VF's PCI function is back but its RDMA devices are not (set_vf_present without them).
 bool vf_rdma_pending(const EmuConfig& config, uint32_t vf);
 bool vf_present(const EmuConfig& config, uint32_t vf);
 
-// Writes `up`/`down` to the port's net/<ifname>/operstate (also while the VF is removed).
+// Writes `up`/`down` to the port's net/<ifname>/operstate and its `flags` (IFF_UP or not), also
+// while the VF is removed.
 bool set_operstate(const EmuConfig& config, uint32_t vf, uint32_t port, bool up,
                    std::string* error);
 // The NIC's link event for one port (doc/hardware.md §9.24): net/<ifname>/carrier 1 or 0, and its

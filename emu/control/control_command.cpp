@@ -220,11 +220,21 @@ std::string ControlTargets::execute(const ControlCommand& cmd) {
   if (has_port && cmd.port >= device->config().ports.size()) {
     return "error VF " + std::to_string(cmd.vf) + " has no port " + std::to_string(cmd.port);
   }
+  if ((cmd.kind == ControlCommand::Kind::kAdd || cmd.kind == ControlCommand::Kind::kRemove ||
+       cmd.kind == ControlCommand::Kind::kRename) &&
+      add_pending(cmd.vf))
+    return "error VF " + std::to_string(cmd.vf) +
+           " is being added (its netdevs come after its PCI function: hw netdev-delay-ms, "
+           "netdev-rename-ms)";
+  const bool link_events = !config_ || config_->vfs[cmd.vf].hw.link_events;
   switch (cmd.kind) {
     case ControlCommand::Kind::kNetdev: {
       device->set_netdev_up(cmd.port, cmd.up);
       std::string error;
-      // Without the NIC's link the netdev's operstate stays down, up or not.
+      // Without the NIC's link the netdev's operstate stays down, up or not. Before Linux 6.19
+      // (hw link-events=off) the carrier is on exactly while the netdev is up.
+      if (config_ && !link_events && !set_link(*config_, cmd.vf, cmd.port, cmd.up, cmd.up, &error))
+        return "error " + error;
       if (config_ &&
           !set_operstate(*config_, cmd.vf, cmd.port, cmd.up && !link_down_[cmd.vf], &error)) {
         return "error " + error;
@@ -232,6 +242,9 @@ std::string ControlTargets::execute(const ControlCommand& cmd) {
       return std::string("ok netdev ") + (cmd.up ? "up" : "down");
     }
     case ControlCommand::Kind::kLink: {
+      if (!link_events)
+        return "error VF " + std::to_string(cmd.vf) +
+               " has hw link-events=off: kernels before 6.19 hear no NIC link events";
       // The kernel's mana driver turns the carrier of every port of the function off or on
       // (doc/hardware.md §9.24); the data path is left as it is.
       link_down_[cmd.vf] = !cmd.up;
@@ -252,6 +265,11 @@ std::string ControlTargets::execute(const ControlCommand& cmd) {
     case ControlCommand::Kind::kAdd:
       if (cmd.add_stage == ControlCommand::AddStage::kNetdev)
         return add_netdev_only(cmd.vf, device);
+      if (cmd.add_stage == ControlCommand::AddStage::kBoth && config_ && !device->present() &&
+          !vf_rdma_pending(*config_, cmd.vf) &&
+          (config_->vfs[cmd.vf].hw.netdev_delay_ms != 0 ||
+           config_->vfs[cmd.vf].hw.netdev_rename_ms != 0))
+        return start_delayed_add(cmd.vf, cmd.pci);
       return toggle_presence(cmd.vf, device, true, cmd.pci);
     case ControlCommand::Kind::kFault:
       device->inject(cmd.fault);
@@ -309,6 +327,80 @@ std::string ControlTargets::add_netdev_only(uint32_t vf, Device* device) {
   std::string error;
   if (!set_vf_present(*config_, vf, true, &error, {}, /*with_rdma=*/false)) return "error " + error;
   return "ok VF " + std::to_string(vf) + " netdev added (no RDMA device yet)";
+}
+
+bool ControlTargets::add_pending(uint32_t vf) const {
+  for (const PendingAdd& a : pending_adds_)
+    if (a.vf == vf) return true;
+  return false;
+}
+
+// The PCI function comes back alone (with the kernel's hot-add event, and the host's offer of the
+// VF to its synthetic NIC); its netdevs and RDMA devices follow from run_due_adds.
+std::string ControlTargets::start_delayed_add(uint32_t vf, const std::string& new_pci) {
+  std::string error;
+  if (!set_vf_present(*config_, vf, true, &error, new_pci, /*with_rdma=*/false,
+                      /*with_netdevs=*/false))
+    return "error " + error;
+  const uint32_t delay = config_->vfs[vf].hw.netdev_delay_ms;
+  pending_adds_.push_back(
+      {vf, std::chrono::steady_clock::now() + std::chrono::milliseconds(delay), false, {}});
+  if (hooks_.presence_changed) hooks_.presence_changed(vf, true);
+  std::string reply = "ok VF " + std::to_string(vf) + " added";
+  if (!new_pci.empty()) reply += " at " + config_->vfs[vf].pci_addr;
+  return reply + ", its netdevs in " + std::to_string(delay) + " ms";
+}
+
+// The last step: the RDMA devices appear and the device takes contexts again.
+std::string ControlTargets::finish_add(uint32_t vf) {
+  Device* device = device_of(vf);
+  std::string error;
+  if (device != nullptr) device->set_present(true);
+  if (config_->kernel.mana_ib && !add_vf_rdma(*config_, vf, &error)) {
+    if (device != nullptr) device->set_present(false);
+    return error;
+  }
+  return {};
+}
+
+std::optional<std::chrono::steady_clock::time_point> ControlTargets::run_due_adds() {
+  std::lock_guard command(command_mu_);
+  const auto now = std::chrono::steady_clock::now();
+  std::optional<std::chrono::steady_clock::time_point> next;
+  for (size_t i = 0; i < pending_adds_.size();) {
+    PendingAdd& a = pending_adds_[i];
+    if (a.due > now) {
+      next = next ? std::min(*next, a.due) : a.due;
+      ++i;
+      continue;
+    }
+    const HwBehaviour& hw = config_->vfs[a.vf].hw;
+    std::string error;
+    bool done = true;
+    if (!a.renaming) {
+      if (!add_vf_netdevs(*config_, a.vf, hw.netdev_rename_ms != 0, &a.final_names, &error)) {
+        fprintf(stderr, "mana-emu: VF %u: its netdevs: %s\n", a.vf, error.c_str());
+      } else if (hw.netdev_rename_ms != 0) {
+        a.renaming = true;
+        a.due = now + std::chrono::milliseconds(hw.netdev_rename_ms);
+        next = next ? std::min(*next, a.due) : a.due;
+        done = false;
+      }
+    } else {
+      for (uint32_t p = 0; p < a.final_names.size() && error.empty(); ++p)
+        if (!rename_netdev(*config_, a.vf, p, a.final_names[p], &error))
+          fprintf(stderr, "mana-emu: VF %u: renaming its netdev: %s\n", a.vf, error.c_str());
+    }
+    if (!done) {
+      ++i;
+      continue;
+    }
+    error = finish_add(a.vf);
+    if (!error.empty())
+      fprintf(stderr, "mana-emu: VF %u: its RDMA devices: %s\n", a.vf, error.c_str());
+    pending_adds_.erase(pending_adds_.begin() + static_cast<std::ptrdiff_t>(i));
+  }
+  return next;
 }
 
 void ControlTargets::refresh_netdev_stats() {

@@ -3,7 +3,7 @@
 //   netdev <vf> <port> up|down
 //   link <vf> up|down                      (the NIC's link event, every port of the VF)
 //   rename <vf> <port> <ifname>            (the kernel renames the port's netdev)
-//   remove <vf> | add <vf> [--pci <bdf>]
+//   remove <vf> | add <vf> [--pci <bdf>]   (in steps with hw netdev-delay-ms / netdev-rename-ms)
 //   fault <vf> <port> tx|rx error-cqe <cqe_type> <count> [skip <n>] [every <k>]
 //   fault <vf> <port> tx|rx bad-lkey <count>
 //   fault <vf> <port> tx stall
@@ -12,6 +12,7 @@
 // owns and returns the reply ("ok ..." or "error <reason>").
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -90,8 +91,22 @@ class ControlTargets {
   // them per function), while that port's netdev is up; 0 while it is down, as the kernel shows
   // it (doc/hardware.md §2.11). No-op without a run folder.
   void refresh_netdev_stats();
+  // A VF added with `hw netdev-delay-ms` or `netdev-rename-ms` comes back in steps (its PCI
+  // function, then its netdevs, renamed, then its RDMA devices: doc/hardware.md §9.25): runs the
+  // steps that are due and returns when the next one is (nullopt: none waits). The control
+  // server calls it from its loop.
+  std::optional<std::chrono::steady_clock::time_point> run_due_adds();
 
  private:
+  struct PendingAdd {
+    uint32_t vf;
+    std::chrono::steady_clock::time_point due;
+    bool renaming;                         // the netdevs are there under kernel names
+    std::vector<std::string> final_names;  // what udev renames them to
+  };
+  bool add_pending(uint32_t vf) const;
+  std::string start_delayed_add(uint32_t vf, const std::string& new_pci);
+  std::string finish_add(uint32_t vf);
   Device* device_of(uint32_t vf);
   std::string no_vf_error(uint32_t vf);
   std::string toggle_presence(uint32_t vf, Device* device, bool present,
@@ -104,7 +119,8 @@ class ControlTargets {
   std::mutex command_mu_;  // serialises commands (held while hooks run)
   std::mutex devices_mu_;  // guards devices_ (never held while hooks run)
   std::map<uint32_t, Device*> devices_;
-  std::map<uint32_t, bool> link_down_;  // VFs whose NIC link is down (`link <vf> down`)
+  std::map<uint32_t, bool> link_down_;    // VFs whose NIC link is down (`link <vf> down`)
+  std::vector<PendingAdd> pending_adds_;  // under command_mu_
 };
 
 }  // namespace mana::emu

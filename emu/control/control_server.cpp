@@ -144,8 +144,11 @@ void ControlServer::serve() {
     fds.push_back({wake_fd_, POLLIN, 0});
     fds.push_back({listen_fd_, POLLIN, 0});
     for (const Client& c : clients) fds.push_back({c.fd, POLLIN, 0});
+    // A delayed add's next step (hw netdev-delay-ms) wakes the loop as well.
+    const auto next_add = targets_.run_due_adds();
+    const auto wake = next_add ? std::min(next_stats, *next_add) : next_stats;
     const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(
-        next_stats - std::chrono::steady_clock::now());
+        wake - std::chrono::steady_clock::now());
     if (::poll(fds.data(), fds.size(), static_cast<int>(std::max<int64_t>(wait.count(), 0) + 1)) <
         0) {
       if (errno == EINTR) continue;

@@ -89,6 +89,20 @@ struct HwBehaviour {
   // VM's bandwidth as the NIC reports it (MANA_QUERY_LINK_CONFIG); -1 = unknown, as kernels
   // before it (and NICs that do not answer the query) show it.
   int32_t link_speed_mbps = 25000;
+  // What the VF netdev's carrier flag follows. True (Linux 6.19 and later, 54133f9b4b53): on from
+  // probe, turned off and on by the NIC's link events (`mana-emu ctl link`), whether the netdev is
+  // up or down. False (before): on while the netdev is up (mana_open), off once it was closed
+  // (mana_detach), and no link events.
+  bool link_events = true;
+  // ---- A hot-added VF's netdev (doc/hardware.md §9.25) ----
+  // On `mana-emu ctl add`, the VF's netdevs appear this many ms after its PCI function (and its
+  // RDMA devices after them): the kernel's mana driver can take more than 100 s to register them
+  // after a PCI rescan (DPDK 03d66f18dd). 0: together with the function.
+  uint32_t netdev_delay_ms = 0;
+  // Each netdev first appears under the kernel's name (the lowest free eth<k>) and udev gives it
+  // its configured name this many ms later (DPDK fdd4238fd0); its RDMA device comes after the
+  // rename. 0: it appears under its configured name.
+  uint32_t netdev_rename_ms = 0;
 };
 
 }  // namespace mana::emu

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // rtnetlink for the emulated netdevs: the kernel does not know them, so an RTM_GETLINK request that
 // names one of them (IFLA_IFNAME, on a NETLINK_ROUTE socket) is answered here with the attributes a
-// driver reads for its MTU (IFLA_MTU from the netdev's sysfs file, IFLA_MAX_MTU = hw adapter-mtu).
+// driver reads for its MTU (IFLA_MTU from the netdev's sysfs file, IFLA_MAX_MTU = hw adapter-mtu)
+// and its link (IFLA_CARRIER, IFLA_OPERSTATE: doc/hardware.md §9.24).
 // Every other send and recv goes to libc unchanged (doc/emulator.md "MTU").
 #include <linux/if_link.h>
 #include <linux/netlink.h>
@@ -20,16 +21,23 @@
 #include "config/sysfs_tree.h"
 #include "mana/netlink_attrs.h"
 #include "preload/libc_next.h"
+#include "preload/netdev_attrs.h"
 #include "verbs/exports.h"
 #include "verbs/runtime.h"
 
 using namespace mana::emu;
 using namespace mana::emu::verbs;
 using mana::emu::preload::libc_next;
+using mana::emu::preload::netdev_dir_up;
+using mana::emu::preload::read_attr_raw;
 
 namespace {
 
 constexpr uint32_t kMinMtu = 68;
+// IF_OPER_DOWN and IF_OPER_UP (RFC 2863 operstates as linux/if.h numbers them; that header
+// clashes with net/if.h).
+constexpr uint8_t kOperDown = 2;
+constexpr uint8_t kOperUp = 6;
 constexpr size_t kReplyMax = 256;
 constexpr unsigned kSlots = 8;
 
@@ -122,6 +130,15 @@ bool build_reply(const std::string& name, const nlmsghdr& req, PendingReply* r) 
       put_attr(r, IFLA_MTU, &mtu, sizeof(mtu));
       put_attr(r, IFLA_MIN_MTU, &kMinMtu, sizeof(kMinMtu));
       put_attr(r, IFLA_MAX_MTU, &config.hw.adapter_mtu, sizeof(uint32_t));
+      // The carrier flag whether the netdev runs or not; the operstate IF_OPER_DOWN while it is
+      // down (rtnl_fill_ifinfo: netif_running ? operstate : IF_OPER_DOWN). Read with libc: the
+      // library's own open answers EINVAL for a down netdev's `carrier`.
+      const std::string dir = pci_device_dir(config, vf) + "/net/" + name;
+      std::string text;
+      const uint8_t carrier = read_attr_raw(dir + "/carrier", &text) && text[0] == '1' ? 1 : 0;
+      const uint8_t operstate = netdev_dir_up(dir) && carrier ? kOperUp : kOperDown;
+      put_attr(r, IFLA_CARRIER, &carrier, sizeof(carrier));
+      put_attr(r, IFLA_OPERSTATE, &operstate, sizeof(operstate));
       h->nlmsg_len = static_cast<uint32_t>(r->len);
       return true;
     }

@@ -6,13 +6,16 @@
 //   /dev/uio<n> of a synthetic NIC        -> R/dev/uio<n> (open), remembered by fd
 //   /sys/bus/pci/devices/<emulated bdf>/... -> R/sys/bus/pci/devices/... (net_netvsc's hot add)
 // and mmap of a uio fd maps resource offset/4096 (uio's convention) from its file. ioctl
-// SIOCGIFHWADDR answers for the emulated netdevs; the uevent socket is emulated (uevent_inject.h).
+// SIOCGIFHWADDR and SIOCETHTOOL, and open/fopen of `speed`/`carrier` of a netdev that is down,
+// answer for the emulated netdevs (netdev_attrs.h); the uevent socket is emulated
+// (uevent_inject.h).
 // Every other call goes straight to libc after a few byte compares.
 // Our open/fopen must be defined as themselves, not redirected to their 64-bit names.
 #undef _FILE_OFFSET_BITS
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/netlink.h>
+#include <linux/sockios.h>
 #include <net/if.h>
 #include <net/if_arp.h>
 #include <stdarg.h>
@@ -26,8 +29,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <string>
 
 #include "preload/libc_next.h"
+#include "preload/netdev_attrs.h"
 #include "preload/uevent_inject.h"
 #include "preload/uio_mmap.h"
 #include "preload/vmbus_join.h"
@@ -111,6 +116,9 @@ int open_with(const char* name, const char* path, int flags, mode_t mode) {
   static const auto libc_open = libc_next<OpenFn>("open");
   static const auto libc_open64 = libc_next<OpenFn>("open64");
   const OpenFn fn = name[4] == '6' ? libc_open64 : libc_open;
+  // A read of a down netdev's speed/carrier (netdev_attrs.h); the emulator's own writes pass.
+  if ((flags & O_ACCMODE) == O_RDONLY)
+    if (const int fd = down_netdev_attr_fd(path); fd >= 0) return fd;
   char moved[PATH_MAX];
   int uio = -1;
   if (!redirect(path, moved, sizeof(moved), &uio)) return fn(path, flags, mode);
@@ -118,6 +126,9 @@ int open_with(const char* name, const char* path, int flags, mode_t mode) {
   if (uio >= 0) track_uio(fd, uio);
   return fd;
 }
+
+// An fopen mode that only reads ("r", "re", "rb"; not "r+").
+bool read_only(const char* mode) { return mode != nullptr && mode[0] == 'r' && !strchr(mode, '+'); }
 
 mode_t mode_arg(int flags, va_list ap) {
   return (flags & O_CREAT) != 0 || (flags & O_TMPFILE) == O_TMPFILE ? va_arg(ap, mode_t) : 0;
@@ -180,12 +191,16 @@ MANA_EMU_EXPORT int close(int fd) {
 
 MANA_EMU_EXPORT FILE* fopen(const char* path, const char* mode) {
   static const auto libc_fopen = libc_next<FILE* (*)(const char*, const char*)>("fopen");
+  if (read_only(mode))
+    if (const int fd = down_netdev_attr_fd(path); fd >= 0) return fdopen(fd, mode);
   char moved[PATH_MAX];
   return libc_fopen(redirect(path, moved, sizeof(moved)) ? moved : path, mode);
 }
 
 MANA_EMU_EXPORT FILE* fopen64(const char* path, const char* mode) {
   static const auto libc_fopen64 = libc_next<FILE* (*)(const char*, const char*)>("fopen64");
+  if (read_only(mode))
+    if (const int fd = down_netdev_attr_fd(path); fd >= 0) return fdopen(fd, mode);
   char moved[PATH_MAX];
   return libc_fopen64(redirect(path, moved, sizeof(moved)) ? moved : path, mode);
 }
@@ -208,16 +223,24 @@ MANA_EMU_EXPORT int ioctl(int fd, unsigned long request, ...) {
   va_start(ap, request);
   void* arg = va_arg(ap, void*);
   va_end(ap);
-  if (request == SIOCGIFHWADDR && arg != nullptr && vmbus_runtime() != nullptr) {
+  // The emulated netdevs by their current names (R/sys/class/net follows renames; a name that is
+  // gone, e.g. eth1 after udev renamed it, fails as the kernel's ioctl does: ENODEV from libc).
+  if (request == SIOCGIFHWADDR && arg != nullptr) {
     auto* req = static_cast<ifreq*>(arg);
-    for (const VfConfig& vf : verbs::Runtime::get()->config().vfs) {
-      for (const PortConfig& port : vf.ports) {
-        if (strncmp(port.ifname.c_str(), req->ifr_name, IFNAMSIZ) != 0) continue;
-        req->ifr_hwaddr.sa_family = ARPHRD_ETHER;
-        memcpy(req->ifr_hwaddr.sa_data, port.mac.data(), port.mac.size());
-        return 0;
-      }
+    std::string address;
+    const std::string dir = emulated_netdev_dir(req->ifr_name);
+    unsigned m[6];
+    if (!dir.empty() && read_attr_raw(dir + "/address", &address) &&
+        sscanf(address.c_str(), "%x:%x:%x:%x:%x:%x", &m[0], &m[1], &m[2], &m[3], &m[4], &m[5]) ==
+            6) {
+      req->ifr_hwaddr.sa_family = ARPHRD_ETHER;
+      for (int i = 0; i < 6; ++i) req->ifr_hwaddr.sa_data[i] = static_cast<char>(m[i]);
+      return 0;
     }
+  }
+  if (request == SIOCETHTOOL && arg != nullptr) {
+    int ret = 0;
+    if (answer_ethtool(static_cast<ifreq*>(arg), &ret)) return ret;
   }
   return libc_ioctl(fd, request, arg);
 }

@@ -45,14 +45,30 @@ def quit_testpmd(p):
 
 
 def test_speed_is_what_the_netdev_reports():
-    """`Link speed` is the netdev's sysfs speed (50000 Mbit/s here), and 100 Gbps where the netdev
-    reports none (-1, kernels before 6.17): the emulator's sysfs file is the only source."""
+    """`Link speed` is the speed the kernel reports for the netdev (50000 Mbit/s here), and 100 Gbps
+    where it reports none (-1, kernels before 6.17). The netdev is down, so the emulator answers
+    its sysfs `speed` with EINVAL, as the kernel does: only the ethtool ioctl gives it."""
     for hw, shown in (("50000", "50 Gbps"), ("-1", "100 Gbps")):
         p = interactive(f"link-speed-{hw.strip('-')}", ["--hw", f"link-speed-mbps={hw}"])
         speed = port_info(p, "Link speed")
         expect(speed == shown, f"link-speed-mbps={hw}: Link speed {speed!r}, expected {shown}", p)
         expect(port_info(p, "Link status") == "up", "link down at start", p)
         quit_testpmd(p)
+
+
+def test_a_kernel_before_6_19_keeps_the_link_up():
+    """Before Linux 6.19 (`--hw link-events=off`) mana turns the carrier off with the netdev, so a
+    DPDK port's (down) netdev reports carrier 0 over rtnetlink: that says nothing about the link,
+    which reads up; the speed still comes from ethtool (sysfs answers EINVAL for a down netdev).
+    The driver names its sources in one line."""
+    p = interactive("link-before-6-19", ["--hw", "link-events=off"],
+                    eal_extra=["-a", EMU_BDF, "--log-level=pmd.net.mana.driver:notice"])
+    expect(port_info(p, "Link status") == "up", "carrier 0 of a down netdev taken as link down", p)
+    expect(port_info(p, "Link speed") == "25 Gbps", "the speed not from ethtool", p)
+    said = [line for line in p.lines if "so sysfs gives no speed or carrier" in line]
+    expect(len(said) == 1 and "25000 Mbit/s" in said[0] and "taken as no news" in said[0],
+           f"the driver's line on its link sources: {said}", p)
+    quit_testpmd(p)
 
 
 def test_link_events_reach_testpmd():
@@ -160,7 +176,8 @@ def test_a_renamed_netdev_is_followed():
 
 
 if __name__ == "__main__":
-    harness.main([test_speed_is_what_the_netdev_reports, test_link_events_reach_testpmd,
+    harness.main([test_speed_is_what_the_netdev_reports, test_a_kernel_before_6_19_keeps_the_link_up,
+                  test_link_events_reach_testpmd,
                   test_without_lsc_interrupt_the_status_still_follows,
                   test_a_stopped_port_has_its_link_down, test_removal_is_a_link_change,
                   test_mac_lookup_never_takes_the_synthetic_twin,

@@ -15,6 +15,7 @@
 #include "ib_sysfs.h"
 #include "mana_log.h"
 #include "netdev_mtu.h"
+#include "netdev_query.h"
 #include "priv.h"
 #include "recovery_state.h"
 
@@ -91,6 +92,12 @@ int parse_netdev_carrier(const char* text) {
   return -1;
 }
 
+int down_netdev_carrier(int reported, bool* seen_on) {
+  if (reported == 1) *seen_on = true;
+  if (reported == 1 || (reported == 0 && *seen_on)) return reported;
+  return -1;
+}
+
 NetdevLink netdev_link_read(PortPriv& priv) {
   NetdevLink link;
   PortNetdev nd{};
@@ -99,10 +106,36 @@ NetdevLink netdev_link_read(PortPriv& priv) {
   follow_rename(priv, nd.ifname);
   char path[PATH_MAX];
   char line[32];
-  snprintf(path, sizeof(path), "%s/device/net/%s/speed", priv.ibdev_path, nd.ifname);
-  if (read_first_line(path, line, sizeof(line))) link.speed_mbps = parse_netdev_speed(line);
+  // sysfs answers while the netdev runs; then its carrier is the whole truth.
   snprintf(path, sizeof(path), "%s/device/net/%s/carrier", priv.ibdev_path, nd.ifname);
   if (read_first_line(path, line, sizeof(line))) link.carrier = parse_netdev_carrier(line);
+  const bool running = link.carrier >= 0;
+  link.speed_mbps = ethtool_speed_mbps(nd.ifname);
+  snprintf(path, sizeof(path), "%s/device/net/%s/speed", priv.ibdev_path, nd.ifname);
+  if (link.speed_mbps < 0 && read_first_line(path, line, sizeof(line)))
+    link.speed_mbps = parse_netdev_speed(line);
+  if (running) return link;
+  LinkAttrs attrs;
+  const int rc = query_link(nd.ifname, &attrs);
+  if (rc == 0) link.carrier = down_netdev_carrier(attrs.carrier, &priv.carrier_seen_on);
+  if (!priv.link_sources_told && rte_eal_process_type() == RTE_PROC_PRIMARY) {
+    priv.link_sources_told = true;
+    char speed[64];
+    if (link.speed_mbps > 0)
+      snprintf(speed, sizeof(speed), "%lld Mbit/s", static_cast<long long>(link.speed_mbps));
+    else
+      snprintf(speed, sizeof(speed), "none (Linux before 6.17?): 100 Gbps reported");
+    MANA_DRV_LOG(
+        NOTICE,
+        "port %u: netdev %s is down (as a DPDK port's must be), so sysfs gives no speed or "
+        "carrier: speed from ethtool: %s; link status from its carrier over rtnetlink: %s",
+        priv.port_id, nd.ifname, speed,
+        rc != 0              ? "unavailable, link reported up"
+        : attrs.carrier == 1 ? "on, followed from now"
+        : attrs.carrier == 0 ? "off, taken as no news until it has been on (kernels "
+                               "before 6.19 turn it off with the netdev)"
+                             : "not reported, link reported up");
+  }
   return link;
 }
 
@@ -117,12 +150,11 @@ void link_watch_stop(rte_eth_dev* dev) {
   rte_eal_alarm_cancel(look, port_callback_arg(dev->data->port_id));
 }
 
-// The link as the kernel shows it (doc/hardware.md §9.24): down while the VF is
-// removed or its netdev's carrier is off; the speed the netdev reports (since Linux 6.17 the VM's
-// bandwidth), 100G where it says none (older kernels, or a netdev that is down, which answers
-// neither), none while the link is down. A stopped port's link is down too: it has no queues and
-// nothing passes (as virtio, tap and most PMDs report it; DTS's port_control checks it).
-// Control path: a few sysfs reads.
+// The link as the kernel shows it (doc/hardware.md §9.24): down while the VF is removed or its
+// netdev's carrier is off (netdev_link_read), or while the port is stopped (no queues, nothing
+// passes: as virtio, tap and most PMDs report it; DTS's port_control checks it); the speed the
+// netdev reports (since Linux 6.17 the VM's bandwidth), 100G where it says none (older kernels),
+// none while the link is down. Control path: a few sysfs reads, an ioctl and a netlink question.
 int link_update(rte_eth_dev* dev, int /*wait_to_complete*/) {
   PortPriv& priv = *priv_of(dev);
   const NetdevLink nd = netdev_link_read(priv);

@@ -1,7 +1,15 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The port's link as the kernel shows it (doc/hardware.md §9.24, doc/guide.md "Link status and
-// speed"): the speed and carrier of the port's netdev in sysfs, read on the control path only
-// (link_update, and the link watch alarm below), never per packet.
+// speed"), read on the control path only (link_update, and the link watch alarm below), never per
+// packet. A DPDK port's netdev is down, and the kernel answers the sysfs files `speed` and
+// `carrier` (EINVAL) only while it runs, so:
+//  * speed: the ethtool ioctl (ETHTOOL_GLINKSETTINGS answers a down netdev: since Linux 6.17 the
+//    NIC's speed), then sysfs `speed`; 100G where neither says anything;
+//  * status: sysfs `carrier` while the netdev runs; while it is down, the carrier flag rtnetlink
+//    reports (IFLA_CARRIER). Since Linux 6.19 that flag is on from probe and follows the NIC's link
+//    events; before, mana turned it off with the netdev. So a 0 on a down netdev means "link down"
+//    only once that netdev has read 1; before that it is no news (the link counts as up).
+// One line per port says where its link comes from, the first time the netdev reads as down.
 //
 // The netdev is found afresh at each read, by its dev_port under the RDMA device's PCI function
 // (ib_sysfs.h), so a netdev renamed after probe is still read (and named in messages), and never
@@ -35,6 +43,9 @@ struct NetdevLink {
 int64_t parse_netdev_speed(const char* text);
 // Parses the text of a sysfs `carrier` file: 1 or 0, else -1.
 int parse_netdev_carrier(const char* text);
+// The carrier of a netdev that is down, from rtnetlink's IFLA_CARRIER (`reported`: 0, 1, or -1
+// when absent): 1 once on (and `seen_on` remembers it), 0 only after it was on, else -1.
+int down_netdev_carrier(int reported, bool* seen_on);
 
 // Reads the port's netdev (primary: follows a rename, see above). Control path.
 NetdevLink netdev_link_read(PortPriv& priv);

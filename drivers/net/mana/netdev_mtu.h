@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The MTU lives on the port's kernel netdev (doc/hardware.md §2.9): its max MTU (the adapter's,
-// rtnetlink IFLA_MAX_MTU) bounds what a port may set, and the MTU itself is set through the
-// netdev's sysfs `mtu` file, which the kernel applies with dev_set_mtu. Control path only.
+// rtnetlink IFLA_MAX_MTU, netdev_query.h) bounds what a port may set, and the MTU itself is set
+// through the netdev's sysfs `mtu` file, which the kernel applies with dev_set_mtu. Control path
+// only.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+
+#include "netdev_query.h"
 
 namespace mana {
 
@@ -13,15 +16,6 @@ struct PortPriv;
 
 // The MTU of a netdev whose max MTU cannot be read (a kernel before IFLA_MAX_MTU, no netlink).
 inline constexpr uint32_t kFallbackMaxMtu = 1500;
-
-struct LinkMtu {
-  uint32_t mtu = 0;      // IFLA_MTU, 0: absent
-  uint32_t max_mtu = 0;  // IFLA_MAX_MTU, 0: absent
-};
-
-// Parses the answer to an RTM_GETLINK request: 0 with `out` filled, or a negative errno (the
-// kernel's NLMSG_ERROR, -EBADMSG for a malformed answer).
-int parse_link_reply(const void* buf, size_t len, LinkMtu* out);
 
 // Finds the netdev's sysfs `mtu` file under `ibdev_path` and asks the kernel for its max MTU
 // (priv.max_mtu; kFallbackMaxMtu with one log line when it cannot). After probe and re-add.

@@ -288,6 +288,11 @@ struct PortPriv {
   // most IBV_SYSFS_PATH_MAX) where its netdev is looked up, and what the link watch last saw.
   char ibdev_path[256];
   uint64_t link_watch_seen;  // interrupt thread only
+  // The netdev's carrier while it is down, as rtnetlink reports it (link_state.h): it has read 1
+  // (the kernel follows the NIC's link events, so a 0 means the link is down), and the one line
+  // naming where the link comes from was said.
+  bool carrier_seen_on;
+  bool link_sources_told;
 };
 
 // Process-local data of a port (rte_eth_dev::process_private): what differs between processes.

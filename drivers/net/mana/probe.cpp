@@ -42,6 +42,11 @@ constexpr unsigned kMaxPortsPerFunction = 16;
 // there already, and how often it looks.
 constexpr unsigned kRdmaDeviceWaitMs = 5000;
 constexpr unsigned kRdmaDeviceRetryMs = 50;
+// How long a probe looks again for a port's netdev that vanished between listing the function's
+// netdevs and reading one (udev renames a new netdev, e.g. eth1 to enP30832s1, right after the
+// kernel registers it: DPDK commit fdd4238fd0), and how often.
+constexpr unsigned kRenameWaitMs = 1000;
+constexpr unsigned kRenameRetryMs = 20;
 
 struct Candidate {
   ibv_device* ibdev;
@@ -65,6 +70,29 @@ bool has_port(const Candidate* c, unsigned count, unsigned ib_port) {
   for (unsigned i = 0; i < count; i++)
     if (c[i].ib_port == ib_port) return true;
   return false;
+}
+
+// The netdev of IB port `port`, looked for again for a bounded time (kRenameWaitMs) while the
+// function has a netdev at all: a rename (udev's, right after the kernel registered it) hides it
+// for a moment. Primary only: a secondary takes what the primary probed.
+int port_netdev_across_rename(const char* ibdev_path, unsigned port, bool primary,
+                              PortNetdev* out) {
+  int rc = ib_port_netdev(ibdev_path, port, out);
+  for (unsigned waited = 0; rc != 0 && primary && waited < kRenameWaitMs;
+       waited += kRenameRetryMs) {
+    char net[PATH_MAX];
+    snprintf(net, sizeof(net), "%s/device/net", ibdev_path);
+    DIR* dir = opendir(net);
+    if (dir == nullptr) break;
+    bool any = false;
+    while (const dirent* e = readdir(dir))
+      if (e->d_name[0] != '.') any = true;
+    closedir(dir);
+    if (!any) break;
+    usleep(kRenameRetryMs * 1000);
+    rc = ib_port_netdev(ibdev_path, port, out);
+  }
+  return rc;
 }
 
 // Collects the ports of `pci` that the devargs select. Returns their number, or a negative errno.
@@ -93,7 +121,7 @@ int find_ports(rte_pci_device* pci, const Devargs& devargs, ibv_device** list, i
     some_ibdev_path = list[i]->ibdev_path;
     for (unsigned port = 1; port <= ports; port++) {
       PortNetdev nd;
-      if (ib_port_netdev(list[i]->ibdev_path, port, &nd) != 0) {
+      if (port_netdev_across_rename(list[i]->ibdev_path, port, primary, &nd) != 0) {
         if (primary)
           MANA_INIT_LOG(WARNING,
                         "%s: RDMA device %s port %u has no netdev with dev_port %u yet (the "
@@ -240,6 +268,22 @@ bool lists_rdma_device_of(const rte_pci_device* pci, ibv_device** list, int n) {
   return false;
 }
 
+// A function without a netdev (hence without an RDMA device, which mana_ib registers after it):
+// the kernel's mana driver has not registered its netdevs yet, which can take more than 100 s
+// after a PCI rescan or hot add on Azure (DPDK commit 03d66f18dd), or is not bound to it. No
+// bounded wait here could cover that, and a probe runs on the thread of the EAL alarms (net_netvsc
+// probes its VF from one): -ENODEV at once, which net_netvsc (DPDK 26.07) retries every second,
+// with one line that says what the probe lacks.
+int no_netdev_yet(const rte_pci_device* pci) {
+  MANA_INIT_LOG(ERR,
+                "%s: the PCI function has no netdev yet (%s/%s/net is empty or missing): the "
+                "kernel's mana driver is still probing it (after a hot add or PCI rescan this can "
+                "take minutes) or is not bound to it (lsmod | grep mana); probe again once its "
+                "netdev is there (net_netvsc retries by itself)",
+                pci->name, rte_pci_get_sysfs_path(), pci->name);
+  return -ENODEV;
+}
+
 // The RDMA device list, after waiting (bounded) for the function's RDMA device when the function
 // is there with its netdev but without it: the kernel's mana driver registers the netdevs before
 // mana_ib registers the RDMA device, so a probe right after a hot add (net_netvsc's, or EAL's
@@ -278,6 +322,10 @@ int probe_function(rte_pci_device* pci, const Devargs& devargs, bool primary) {
   int n = 0;
   ibv_device** list = rdma_device_list(pci, primary, &n);
   if (list == nullptr) return -ENODEV;
+  if (primary && !lists_rdma_device_of(pci, list, n) && !function_has_netdev(pci)) {
+    ibv_free_device_list(list);
+    return no_netdev_yet(pci);
+  }
   Candidate cands[kMaxPortsPerFunction];
   int rc = find_ports(pci, devargs, list, n, primary, cands);
   if (rc == 0) {

@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <thread>
 
 #include "config/fs_util.h"
 #include "config/run_folder.h"
@@ -310,6 +311,87 @@ TEST(ControlTargets, StagedAddBringsTheNetdevBeforeTheRdmaDevice) {
   EXPECT_TRUE(path_exists(ib_device_dir(config.root, "mana_0") + "/device/uevent"));
   EXPECT_EQ(targets.handle_line("add 0 rdma"), "error VF 0 is present");
   EXPECT_EQ(parse_error("add 0 later"), "usage: add <vf> [netdev|rdma|--pci dddd:bb:dd.f]");
+}
+
+// hw netdev-delay-ms and netdev-rename-ms (doc/hardware.md §9.25): `add` brings the PCI function
+// back alone (with the presence hook: the kernel's PCI event), then its netdevs under the kernel's
+// names (the lowest free eth<k> each), then their names and the RDMA device. Each step waits for
+// the time run_due_adds names; no command may move the VF meanwhile.
+TEST(ControlTargets, DelayedAddBringsFunctionThenKernelNamedNetdevThenRenameAndRdma) {
+  testing::TempDir dir;
+  EmuConfig config = config_in(dir.path());
+  config.vfs[0].ports[0].ifname = "enP30832s1";
+  config.vfs[0].hw.netdev_delay_ms = 5;
+  config.vfs[0].hw.netdev_rename_ms = 5;
+  config.kernel.mana_ib = true;
+  std::string error;
+  ASSERT_TRUE(write_sysfs_tree(config, &error)) << error;
+  FakeDevice device(config.vfs[0]);
+  std::vector<bool> hook_calls;
+  ControlHooks hooks;
+  hooks.presence_changed = [&](uint32_t, bool present) { hook_calls.push_back(present); };
+  ControlTargets targets(config, hooks);
+  targets.add_vf(0, &device);
+  EXPECT_FALSE(targets.run_due_adds().has_value());
+  ASSERT_EQ(targets.handle_line("remove 0"), "ok VF 0 removed");
+  EXPECT_EQ(targets.handle_line("add 0"), "ok VF 0 added, its netdevs in 5 ms");
+  const std::string net = pci_device_dir(config, 0) + "/net";
+  EXPECT_TRUE(vf_present(config, 0));
+  EXPECT_FALSE(path_exists(net));
+  EXPECT_FALSE(device.present());
+  EXPECT_EQ(hook_calls, (std::vector<bool>{false, true}));
+  EXPECT_NE(targets.handle_line("remove 0").find("is being added"), std::string::npos);
+  EXPECT_NE(targets.handle_line("add 0").find("is being added"), std::string::npos);
+  // Step by step: each call runs what is due and names the next time.
+  auto step = [&] {
+    const auto next = targets.run_due_adds();
+    if (next) std::this_thread::sleep_until(*next);
+    return next.has_value();
+  };
+  ASSERT_TRUE(step());                               // the function alone until the first deadline
+  ASSERT_TRUE(step());                               // the netdevs, under kernel names
+  EXPECT_TRUE(path_exists(net + "/eth0/dev_port"));  // port 0
+  EXPECT_TRUE(path_exists(net + "/eth1/dev_port"));  // port 1, whose name (eth2) comes with udev
+  EXPECT_FALSE(path_exists(net + "/eth2"));
+  EXPECT_FALSE(path_exists(ib_device_dir(config.root, "mana_0")));
+  EXPECT_FALSE(device.present());
+  EXPECT_FALSE(step());  // renamed, RDMA device there
+  EXPECT_TRUE(path_exists(net + "/enP30832s1/dev_port"));
+  EXPECT_TRUE(path_exists(net + "/eth2/dev_port"));
+  EXPECT_FALSE(path_exists(net + "/eth0"));
+  EXPECT_TRUE(path_exists(config.root + "/sys/class/net/enP30832s1/address"));
+  EXPECT_FALSE(path_exists(config.root + "/sys/class/net/eth0"));
+  EXPECT_TRUE(path_exists(ib_device_dir(config.root, "mana_0") + "/device/uevent"));
+  EXPECT_TRUE(device.present());
+  EXPECT_EQ(targets.handle_line("remove 0"), "ok VF 0 removed");
+}
+
+// Before Linux 6.19 (hw link-events=off) the carrier follows the netdev's state and no NIC link
+// event exists; `flags` says whether the netdev is up (IFF_UP) in either case.
+TEST(ControlTargets, WithoutLinkEventsTheCarrierFollowsTheNetdev) {
+  testing::TempDir dir;
+  EmuConfig config = config_in(dir.path());
+  config.vfs[0].hw.link_events = false;
+  std::string error;
+  ASSERT_TRUE(write_sysfs_tree(config, &error)) << error;
+  FakeDevice device(config.vfs[0]);
+  ControlTargets targets(config, {});
+  targets.add_vf(0, &device);
+  const std::string eth1 = pci_device_dir(config, 0) + "/net/eth1";
+  std::string text;
+  ASSERT_TRUE(read_file(eth1 + "/carrier", &text));
+  EXPECT_EQ(text, "0\n");
+  ASSERT_TRUE(read_file(eth1 + "/flags", &text));
+  EXPECT_EQ(text, "0x1002\n");
+  EXPECT_EQ(targets.handle_line("netdev 0 0 up"), "ok netdev up");
+  ASSERT_TRUE(read_file(eth1 + "/carrier", &text));
+  EXPECT_EQ(text, "1\n");
+  ASSERT_TRUE(read_file(eth1 + "/flags", &text));
+  EXPECT_EQ(text, "0x1003\n");
+  EXPECT_EQ(targets.handle_line("netdev 0 0 down"), "ok netdev down");
+  ASSERT_TRUE(read_file(eth1 + "/carrier", &text));
+  EXPECT_EQ(text, "0\n");
+  EXPECT_NE(targets.handle_line("link 0 down").find("link-events=off"), std::string::npos);
 }
 
 TEST(ControlTargets, WithoutConfigOnlyTheDeviceChanges) {

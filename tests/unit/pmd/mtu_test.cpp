@@ -137,6 +137,14 @@ struct LinkAnswer {
     h->nlmsg_type = RTM_NEWLINK;
     h->nlmsg_len = static_cast<uint32_t>(len);
   }
+  void add_u8(uint16_t type, uint8_t v) {
+    auto* a = reinterpret_cast<rtattr*>(buf + NLMSG_ALIGN(len));
+    a->rta_type = type;
+    a->rta_len = RTA_LENGTH(sizeof(v));
+    std::memcpy(RTA_DATA(a), &v, sizeof(v));
+    len = NLMSG_ALIGN(len) + RTA_ALIGN(a->rta_len);
+    reinterpret_cast<nlmsghdr*>(buf)->nlmsg_len = static_cast<uint32_t>(len);
+  }
   void add_u32(uint16_t type, uint32_t v) {
     auto* a = reinterpret_cast<rtattr*>(buf + NLMSG_ALIGN(len));
     a->rta_type = type;
@@ -152,7 +160,7 @@ TEST(ParseLinkReply, ReadsMtuAndMaxMtuOrTheKernelsError) {
   a.add_u32(IFLA_TXQLEN, 1000);
   a.add_u32(IFLA_MTU, 1500);
   a.add_u32(IFLA_MAX_MTU, 9000);
-  LinkMtu out;
+  LinkAttrs out;
   ASSERT_EQ(parse_link_reply(a.buf, a.len, &out), 0);
   EXPECT_EQ(out.mtu, 1500u);
   EXPECT_EQ(out.max_mtu, 9000u);
@@ -169,6 +177,32 @@ TEST(ParseLinkReply, ReadsMtuAndMaxMtuOrTheKernelsError) {
   h->nlmsg_len = sizeof(err);
   static_cast<nlmsgerr*>(NLMSG_DATA(h))->error = -ENODEV;
   EXPECT_EQ(parse_link_reply(err, sizeof(err), &out), -ENODEV);
+}
+
+// The link attributes a down netdev still answers (doc/hardware.md §9.24): IFLA_CARRIER (u8) and
+// IFLA_OPERSTATE (u8, IF_OPER_DOWN = 2 while it is down), absent ones stay -1.
+TEST(ParseLinkReply, ReadsCarrierAndOperstate) {
+  LinkAnswer a;
+  a.add_u32(IFLA_MTU, 1500);
+  a.add_u8(IFLA_OPERSTATE, 2);
+  a.add_u8(IFLA_CARRIER, 1);
+  LinkAttrs out;
+  ASSERT_EQ(parse_link_reply(a.buf, a.len, &out), 0);
+  EXPECT_EQ(out.carrier, 1);
+  EXPECT_EQ(out.operstate, 2);
+  EXPECT_EQ(out.mtu, 1500u);
+  LinkAnswer none;
+  none.add_u32(IFLA_MTU, 1500);
+  ASSERT_EQ(parse_link_reply(none.buf, none.len, &out), 0);
+  EXPECT_EQ(out.carrier, -1);
+  EXPECT_EQ(out.operstate, -1);
+}
+
+// ethtool's speed field: SPEED_UNKNOWN (0xffffffff) and 0 say nothing.
+TEST(EthtoolSpeed, UnknownIsNone) {
+  EXPECT_EQ(ethtool_speed_value(25000), 25000);
+  EXPECT_EQ(ethtool_speed_value(0xffffffffu), -1);
+  EXPECT_EQ(ethtool_speed_value(0), -1);
 }
 
 }  // namespace
