@@ -14,9 +14,13 @@
 
 #include "rx_vec.h"
 
+// Always inlined: GCC inlines nothing into the AVX2 kernel (tuned for Haswell) from functions of
+// another target otherwise, and a call per group of four costs more than the group's stores.
+#define MANA_INLINE __attribute__((always_inline))
+
 namespace mana::x86 {
 
-MANA_SSE41 inline __m128i load(const void* p) {
+MANA_SSE41 MANA_INLINE inline __m128i load(const void* p) {
   return _mm_loadu_si128(static_cast<const __m128i*>(p));
 }
 
@@ -35,20 +39,20 @@ struct Consts {
   __m128i tci;  // vlan_tci << 16 in each lane
 };
 
-MANA_SSE41 inline Consts consts_of(const RxVecMeta& m) {
+MANA_SSE41 MANA_INLINE inline Consts consts_of(const RxVecMeta& m) {
   return {_mm_set_epi64x(static_cast<long long>(m.ol_flags), static_cast<long long>(m.rearm)),
           _mm_set1_epi32(static_cast<int>(m.ptype)),
           _mm_set1_epi32(static_cast<int>(uint32_t{m.vlan_tci} << 16))};
 }
 
-MANA_SSE41 inline void store_mbuf(rte_mbuf* m, __m128i rearm, __m128i fields) {
+MANA_SSE41 MANA_INLINE inline void store_mbuf(rte_mbuf* m, __m128i rearm, __m128i fields) {
   auto* p = reinterpret_cast<uint8_t*>(m);
   _mm_storeu_si128(reinterpret_cast<__m128i*>(p + kRxRearmOffset), rearm);
   _mm_storeu_si128(reinterpret_cast<__m128i*>(p + kRxFieldsOffset), fields);
 }
 
 // The packet types of four frames whose EtherTypes (as on the wire, one per lane) are `et`.
-MANA_SSE41 inline __m128i ptype_of_frames(__m128i ptype, __m128i et) {
+MANA_SSE41 MANA_INLINE inline __m128i ptype_of_frames(__m128i ptype, __m128i et) {
   const __m128i v4 = _mm_cmpeq_epi32(et, _mm_set1_epi32(rte_cpu_to_be_16(0x0800)));
   const __m128i v6 = _mm_cmpeq_epi32(et, _mm_set1_epi32(rte_cpu_to_be_16(0x86DD)));
   ptype = _mm_or_si128(ptype, _mm_and_si128(v4, _mm_set1_epi32(RTE_PTYPE_L3_IPV4_EXT_UNKNOWN)));
@@ -57,8 +61,8 @@ MANA_SSE41 inline __m128i ptype_of_frames(__m128i ptype, __m128i et) {
 
 // Writes the four mbufs of `slot` from the CQEs' packet types, lengths and hashes (one CQE per
 // lane); the caller copied the pointers to the output.
-MANA_SSE41 inline void store_group(const Consts& c, __m128i pt, __m128i len, __m128i hash,
-                                   rte_mbuf* const* slot) {
+MANA_SSE41 MANA_INLINE inline void store_group(const Consts& c, __m128i pt, __m128i len,
+                                               __m128i hash, rte_mbuf* const* slot) {
   // Each mbuf's packet_type, pkt_len, data_len | vlan_tci << 16, hash.rss.
   const __m128i len_tci = _mm_or_si128(len, c.tci);
   const __m128i t0 = _mm_unpacklo_epi32(pt, len), t1 = _mm_unpacklo_epi32(len_tci, hash);
@@ -70,13 +74,13 @@ MANA_SSE41 inline void store_group(const Consts& c, __m128i pt, __m128i len, __m
 }
 
 // Non-zero lanes where `len` is outside 1..buf_len (len - 1 above buf_len - 1, unsigned).
-MANA_SSE41 inline __m128i bad_length(__m128i len, __m128i last) {
+MANA_SSE41 MANA_INLINE inline __m128i bad_length(__m128i len, __m128i last) {
   const __m128i below = _mm_sub_epi32(len, _mm_set1_epi32(1));
   return _mm_xor_si128(below, _mm_min_epu32(below, last));
 }
 
 // The sum of the four lanes (at most 16 lengths of 16 bits each per lane: no overflow).
-MANA_SSE41 inline uint32_t lane_sum(__m128i v) {
+MANA_SSE41 MANA_INLINE inline uint32_t lane_sum(__m128i v) {
   v = _mm_add_epi32(v, _mm_srli_si128(v, 8));
   v = _mm_add_epi32(v, _mm_srli_si128(v, 4));
   return static_cast<uint32_t>(_mm_cvtsi128_si32(v));
