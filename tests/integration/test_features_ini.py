@@ -58,7 +58,7 @@ EVIDENCE = {
     "Runtime Tx queue setup": [("source", "", r"RTE_ETH_DEV_CAPA_RUNTIME_TX_QUEUE_SETUP")],
     "Shared Rx queue": [("source", "", r"RTE_ETH_DEV_CAPA_RXQ_SHARE")],
     "Burst mode info": [op("rx_burst_mode_get"), op("tx_burst_mode_get"),
-                        out("show rxq info 0 0", r"^Burst mode: Scalar"),
+                        out("show rxq info 0 0", r"^Burst mode: (Scalar|Vector)"),
                         out("show txq info 0 0", r"^Burst mode: Scalar")],
     "Power mgmt address monitor": [op("get_monitor_addr")],
     # Y: mtu_set takes 68..the netdev's max MTU (9000 on Azure), jumbo frames included (doc/guide.md)

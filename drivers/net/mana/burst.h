@@ -8,7 +8,24 @@
 
 namespace mana {
 
-eth_rx_burst_t select_rx_burst(uint64_t rx_offloads);
+// The RX burst's implementations (rx_vec.h): the portable scalar one, and vector kernels for the
+// common completions, each handing every other one to the scalar code.
+enum class RxSimd : uint8_t { kScalar, kSse41, kAvx2, kNeon };
+inline constexpr RxSimd kRxSimdAll[] = {RxSimd::kScalar, RxSimd::kSse41, RxSimd::kAvx2,
+                                        RxSimd::kNeon};
+
+// The implementation this process runs (rx_simd.cpp): the widest this build has, the CPU runs and
+// the EAL allows (--force-max-simd-bitwidth; 64 selects the scalar one).
+RxSimd rx_simd_best();
+// Whether this build has `s` and the CPU runs it (the EAL's limit aside).
+bool rx_simd_supported(RxSimd s);
+const char* rx_simd_name(RxSimd s);
+
+// The burst for the offloads, with implementation `s` (rx_simd_supported) or the best one.
+eth_rx_burst_t select_rx_burst(uint64_t rx_offloads, RxSimd s);
+inline eth_rx_burst_t select_rx_burst(uint64_t rx_offloads) {
+  return select_rx_burst(rx_offloads, rx_simd_best());
+}
 // The TX offloads that select a checksum burst, and those that select the multi-segment one (a TSO
 // WQE has at least two SGEs).
 inline constexpr uint64_t kTxCsumOffloads =

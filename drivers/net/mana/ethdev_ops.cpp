@@ -224,7 +224,9 @@ int start_locked(rte_eth_dev* dev) {
   static_cast<ProcessPrivate*>(dev->process_private)->db_page = priv->db_page;
   set_start_queue_states(dev);
   open_port_gates(dev);
-  dev->rx_pkt_burst = select_rx_burst(dev->data->dev_conf.rxmode.offloads);
+  const RxSimd simd = rx_simd_best();
+  dev->rx_pkt_burst = select_rx_burst(dev->data->dev_conf.rxmode.offloads, simd);
+  MANA_INIT_LOG(INFO, "port %u: RX burst %s", dev->data->port_id, rx_simd_name(simd));
   dev->tx_pkt_burst = select_port_tx_burst(dev);
   priv->started = true;
   mp_notify_secondaries_start(dev);

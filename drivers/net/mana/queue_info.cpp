@@ -9,9 +9,11 @@
 namespace mana {
 namespace {
 
-// "Scalar" plus the features compiled into the variant, e.g. "Scalar, checksum, RSS hash".
-void name_variant(rte_eth_burst_mode* mode, std::initializer_list<std::pair<bool, const char*>> f) {
-  int n = snprintf(mode->info, sizeof(mode->info), "Scalar");
+// The implementation (e.g. "Scalar", "Vector SSE4.1") plus the features compiled into the
+// variant, e.g. "Scalar, checksum, RSS hash".
+void name_variant(rte_eth_burst_mode* mode, const char* kind,
+                  std::initializer_list<std::pair<bool, const char*>> f) {
+  int n = snprintf(mode->info, sizeof(mode->info), "%s", kind);
   for (const auto& [on, what] : f)
     if (on && n >= 0 && static_cast<size_t>(n) < sizeof(mode->info))
       n += snprintf(mode->info + n, sizeof(mode->info) - n, ", %s", what);
@@ -40,13 +42,18 @@ void txq_info_get(rte_eth_dev* dev, uint16_t idx, rte_eth_txq_info* info) {
   info->conf.offloads = dev->data->dev_conf.txmode.offloads;
 }
 
-// The variant select_rx_burst takes for the port's offloads (the same for every queue).
+// The variant select_rx_burst takes for the port's offloads (the same for every queue): the
+// implementation the port runs, or while it is stopped the one it would start with.
 int rx_burst_mode_get(rte_eth_dev* dev, uint16_t, rte_eth_burst_mode* mode) {
   const uint64_t o = dev->data->dev_conf.rxmode.offloads;
+  RxSimd simd = rx_simd_best();
+  for (RxSimd s : kRxSimdAll)
+    if (rx_simd_supported(s) && dev->rx_pkt_burst == select_rx_burst(o, s)) simd = s;
   mode->flags = 0;
-  name_variant(mode, {{(o & RTE_ETH_RX_OFFLOAD_CHECKSUM) != 0, "checksum"},
-                      {(o & RTE_ETH_RX_OFFLOAD_RSS_HASH) != 0, "RSS hash"},
-                      {(o & RTE_ETH_RX_OFFLOAD_VLAN_STRIP) != 0, "VLAN strip"}});
+  name_variant(mode, rx_simd_name(simd),
+               {{(o & RTE_ETH_RX_OFFLOAD_CHECKSUM) != 0, "checksum"},
+                {(o & RTE_ETH_RX_OFFLOAD_RSS_HASH) != 0, "RSS hash"},
+                {(o & RTE_ETH_RX_OFFLOAD_VLAN_STRIP) != 0, "VLAN strip"}});
   return 0;
 }
 
@@ -56,11 +63,12 @@ int tx_burst_mode_get(rte_eth_dev* dev, uint16_t, rte_eth_burst_mode* mode) {
   const bool long_oob = select_tx_burst(o, true) != select_tx_burst(o, false) &&
                         select_port_tx_burst(dev) == select_tx_burst(o, true);
   mode->flags = 0;
-  name_variant(mode, {{(o & kTxCsumOffloads) != 0, "checksum"},
-                      {(o & kTxMultiSegOffloads) != 0, "multi-segment"},
-                      {(o & RTE_ETH_TX_OFFLOAD_TCP_TSO) != 0, "TSO"},
-                      {(o & RTE_ETH_TX_OFFLOAD_VLAN_INSERT) != 0, "VLAN insert"},
-                      {long_oob, "long OOB"}});
+  name_variant(mode, "Scalar",
+               {{(o & kTxCsumOffloads) != 0, "checksum"},
+                {(o & kTxMultiSegOffloads) != 0, "multi-segment"},
+                {(o & RTE_ETH_TX_OFFLOAD_TCP_TSO) != 0, "TSO"},
+                {(o & RTE_ETH_TX_OFFLOAD_VLAN_INSERT) != 0, "VLAN insert"},
+                {long_oob, "long OOB"}});
   return 0;
 }
 

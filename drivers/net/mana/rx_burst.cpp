@@ -11,6 +11,7 @@
 #include "priv.h"
 #include "rx_cqe.h"
 #include "rx_queue.h"
+#include "rx_vec.h"
 
 namespace mana {
 namespace {
@@ -116,7 +117,9 @@ inline uint32_t fill_mbuf(rte_mbuf* m, uint64_t rearm, const RxMeta& meta, bool 
   m->pkt_len = len;
   m->data_len = static_cast<uint16_t>(len);
   m->vlan_tci = meta.vlan_tci;
-  if constexpr (kRssHash) m->hash.rss = cqe.rx_packet(k).packet_hash;
+  // The NIC's hash whatever the offloads (meaningful with RTE_MBUF_F_RX_RSS_HASH only): the vector
+  // kernels write these 16 bytes in one store.
+  m->hash.rss = cqe.rx_packet(k).packet_hash;
   if (kTagBack && __builtin_expect(meta.tag_back, 0)) len = put_tag_back(m, meta.vlan_tci);
   return len;
 }
@@ -211,6 +214,7 @@ constexpr uint32_t kCqeCheckMask = 7u << kOwnerShift | hw::Cqe::IsSq::set(0, 1) 
 // between, and count an overflow that did not happen). An entry of another lap means the NIC
 // overflowed the CQ: nothing is read there, the poll is counted. A completed entry for another
 // queue ends the run too (`b.misdirected`).
+template <RxSimd S>
 inline unsigned cq_ready(const RxQueue& q, Burst& b, unsigned max) {
   const CompletionQueue& cq = q.cq;
   unsigned n = 0;
@@ -227,6 +231,12 @@ inline unsigned cq_ready(const RxQueue& q, Burst& b, unsigned max) {
     const auto other = [want](uint32_t v) { return (v ^ want) & kCqeCheckMask; };
     const auto at = [](const uint32_t* e) { return __atomic_load_n(e, __ATOMIC_RELAXED); };
     const uint32_t* p = first;
+#if defined(__x86_64__)
+    // AVX2: eight entries per gather and test while eight remain; the loops below go on from
+    // there.
+    if constexpr (S == RxSimd::kAvx2)
+      p += rx_vec_ready_avx2(first, in_lap, want, kCqeCheckMask) * kStride;
+#endif
     // Four entries per check while four remain.
     while (end - p >= 4 * kStride && (other(at(p)) | other(at(p + kStride)) |
                                       other(at(p + 2 * kStride)) | other(at(p + 3 * kStride))) == 0)
@@ -307,6 +317,7 @@ __attribute__((noinline)) unsigned refill_short(RxQueue& q, Burst& b, rte_mbuf**
 
 // Posts a buffer for every consumed WQE (at most one burst's worth at a time) and rings the RQ
 // doorbell once. Buffers come raw from the pool: the burst rearms them when they are delivered.
+template <RxSimd S>
 inline void refill(RxQueue& q, Burst& b, const ProcessPrivate& pp) {
   constexpr unsigned kMaxRefill = kMaxRxRefill;
   const uint32_t free = wq_free_bu(q.rq);
@@ -342,6 +353,14 @@ inline void refill(RxQueue& q, Burst& b, const ProcessPrivate& pp) {
           RTE_MIN(n - i, RTE_MIN(desc_mask + 1 - (head & desc_mask), ring_wqes - wqe_index));
       rte_mbuf** slot = mbufs + (head & desc_mask);
       uint8_t* sge = ring + wqe_index * hw::kBasicUnit + kRxSgeOffset;
+#if defined(__x86_64__)
+      if constexpr (S == RxSimd::kAvx2) {
+        rx_vec_post_avx2(fresh + i, slot, sge, run);
+        i += run;
+        head += run;
+        continue;
+      }
+#endif
       for (rte_mbuf** f = fresh + i; f != fresh + i + run; f++, slot++, sge += hw::kBasicUnit) {
         rte_mbuf* m = *f;
         *slot = m;
@@ -380,8 +399,8 @@ struct FastState {
 // at any other CQE (`*other`) and after a CQE whose flags change kL3FromFrame. Returns the CQEs
 // taken.
 template <bool kChecksum, bool kRssHash, bool kVlanStrip, bool kL3FromFrame>
-inline unsigned take_run(RxQueue& q, FastState& s, const hw::Cqe* const first, rte_mbuf** slot,
-                         unsigned run, const hw::Cqe** other) {
+inline unsigned take_run_scalar(RxQueue& q, FastState& s, const hw::Cqe* const first,
+                                rte_mbuf** slot, unsigned run, const hw::Cqe** other) {
   const hw::Cqe* cqe = first;
   for (const hw::Cqe* const end = first + run; cqe != end; cqe++) {
     const uint32_t len = hw::RxPacketInfo::Length::get(cqe->rx_packet(0).dw0);
@@ -409,9 +428,54 @@ inline unsigned take_run(RxQueue& q, FastState& s, const hw::Cqe* const first, r
   return static_cast<unsigned>(cqe - first);
 }
 
+// The vector kernel of `S` (rx_vec.h) on a run; the scalar path has none.
+template <RxSimd S, bool kL3FromFrame>
+inline RxVecTaken vec_take(const RxVecMeta& m, const hw::Cqe* cqe, rte_mbuf* const* slot,
+                           rte_mbuf** out, unsigned n) {
+#if defined(__x86_64__)
+  if constexpr (S == RxSimd::kSse41) return rx_vec_take_sse<kL3FromFrame>(m, cqe, slot, out, n);
+  if constexpr (S == RxSimd::kAvx2) return rx_vec_take_avx2<kL3FromFrame>(m, cqe, slot, out, n);
+#elif defined(__aarch64__)
+  if constexpr (S == RxSimd::kNeon) return rx_vec_take_neon<kL3FromFrame>(m, cqe, slot, out, n);
+#endif
+  return {0, 0};
+}
+
+// take_run_scalar with the kernel of `S` in front: the kernel takes groups of four common CQEs of
+// the current flags; at a group holding anything else, the scalar path takes up to four CQEs (and
+// decodes new flags, or stops at the other CQE), then the kernel goes on. Packets whose VLAN tag
+// goes back into the frame (meta_key) are the scalar path's alone.
+template <RxSimd S, bool kChecksum, bool kRssHash, bool kVlanStrip, bool kL3FromFrame>
+inline unsigned take_run(RxQueue& q, FastState& s, const hw::Cqe* const first, rte_mbuf** slot,
+                         unsigned run, const hw::Cqe** other) {
+  if constexpr (S == RxSimd::kScalar) {
+    return take_run_scalar<kChecksum, kRssHash, kVlanStrip, kL3FromFrame>(q, s, first, slot, run,
+                                                                          other);
+  } else {
+    unsigned done = 0;
+    for (;;) {
+      if (run - done >= 4 && s.key == s.meta.dw1) {
+        const RxVecMeta m{s.rearm,      s.meta.ol_flags, s.meta.dw1,
+                          s.meta.ptype, s.buf_len,       s.meta.vlan_tci};
+        const RxVecTaken t =
+            vec_take<S, kL3FromFrame>(m, first + done, slot + done, s.out, run - done);
+        done += t.cqes;
+        s.out += t.cqes;
+        s.bytes += t.bytes;
+      }
+      if (done == run) return done;
+      const unsigned chunk = RTE_MIN(4u, run - done);
+      const unsigned k = take_run_scalar<kChecksum, kRssHash, kVlanStrip, kL3FromFrame>(
+          q, s, first + done, slot + done, chunk, other);
+      done += k;
+      if (k != chunk || *other != nullptr || s.meta.l3_from_frame != kL3FromFrame) return done;
+    }
+  }
+}
+
 // Takes `ready` CQEs while each is the common one, in runs (take_run); the queue's state lives in
 // locals meanwhile. Returns the first other CQE, already taken off the CQ, or null.
-template <bool kChecksum, bool kRssHash, bool kVlanStrip>
+template <RxSimd S, bool kChecksum, bool kRssHash, bool kVlanStrip>
 inline const hw::Cqe* take_fast(RxQueue& q, Burst& b, unsigned ready) {
   const hw::Cqe* const ring = q.cq.ring;
   rte_mbuf** const mbufs = q.mbufs;
@@ -426,8 +490,8 @@ inline const hw::Cqe* take_fast(RxQueue& q, Burst& b, unsigned ready) {
         RTE_MIN(ready, RTE_MIN(cq_mask + 1 - (head & cq_mask), desc_mask + 1 - (tail & desc_mask)));
     const unsigned done =
         s.meta.l3_from_frame
-            ? take_run<kChecksum, kRssHash, kVlanStrip, true>(q, s, first, slot, run, &other)
-            : take_run<kChecksum, kRssHash, kVlanStrip, false>(q, s, first, slot, run, &other);
+            ? take_run<S, kChecksum, kRssHash, kVlanStrip, true>(q, s, first, slot, run, &other)
+            : take_run<S, kChecksum, kRssHash, kVlanStrip, false>(q, s, first, slot, run, &other);
     head += done + (other != nullptr ? 1 : 0);
     tail += done;
     ready -= done;
@@ -439,7 +503,7 @@ inline const hw::Cqe* take_fast(RxQueue& q, Burst& b, unsigned ready) {
   return other;
 }
 
-template <bool kChecksum, bool kRssHash, bool kVlanStrip>
+template <RxSimd S, bool kChecksum, bool kRssHash, bool kVlanStrip>
 uint16_t rx_burst_inside(RxQueue& q, rte_mbuf** pkts, uint16_t nb_pkts) {
   Burst b{pkts, 0, nb_pkts < kMaxRxBurst ? nb_pkts : kMaxRxBurst, 0, q.partial_cqe, false, false};
   if (__builtin_expect(q.meta.variant != kMetaVariant<kChecksum, kRssHash, kVlanStrip>, 0))
@@ -455,8 +519,8 @@ uint16_t rx_burst_inside(RxQueue& q, rte_mbuf** pkts, uint16_t nb_pkts) {
   for (uint32_t head0 = q.cq.head; more && q.cq.head - head0 <= q.cq.mask;) {
     const unsigned want = RTE_MIN(b.budget - b.out, q.rq.head_bu - q.rq.tail_bu);
     if (want == 0) break;
-    const unsigned ready = cq_ready(q, b, want);
-    const hw::Cqe* other = take_fast<kChecksum, kRssHash, kVlanStrip>(q, b, ready);
+    const unsigned ready = cq_ready<S>(q, b, want);
+    const hw::Cqe* other = take_fast<S, kChecksum, kRssHash, kVlanStrip>(q, b, ready);
     if (other != nullptr)
       more = rx_cqe_slow<kChecksum, kRssHash, kVlanStrip>(q, b, other, 0);
     else if (ready < want && b.misdirected)
@@ -467,7 +531,7 @@ uint16_t rx_burst_inside(RxQueue& q, rte_mbuf** pkts, uint16_t nb_pkts) {
   if (__builtin_expect(b.overflow, 0)) q.stats.cq_overflows++;
   const ProcessPrivate& pp = process_private_of(q.port_id);
   if (cq_doorbell_due(q.cq)) ring_cq_doorbell(pp.db_page, q.cq, false);
-  if (wq_free_bu(q.rq) >= q.free_thresh) refill(q, b, pp);
+  if (wq_free_bu(q.rq) >= q.free_thresh) refill<S>(q, b, pp);
   q.stats.packets += b.out;
   q.stats.bytes += b.bytes;
   return static_cast<uint16_t>(b.out);
@@ -475,12 +539,12 @@ uint16_t rx_burst_inside(RxQueue& q, rte_mbuf** pkts, uint16_t nb_pkts) {
 
 // Nothing of the queue is touched unless its gate is open (queue_gate.h). No queue: a secondary
 // polls a queue id the primary released (kept_queues.h).
-template <bool kChecksum, bool kRssHash, bool kVlanStrip>
+template <RxSimd S, bool kChecksum, bool kRssHash, bool kVlanStrip>
 uint16_t rx_burst(void* queue, rte_mbuf** pkts, uint16_t nb_pkts) {
   if (queue == nullptr) return 0;
   RxQueue& q = *static_cast<RxQueue*>(queue);
   if (!gate_enter(q.gate, process_private_of(q.port_id).bursts_open)) return 0;
-  const uint16_t n = rx_burst_inside<kChecksum, kRssHash, kVlanStrip>(q, pkts, nb_pkts);
+  const uint16_t n = rx_burst_inside<S, kChecksum, kRssHash, kVlanStrip>(q, pkts, nb_pkts);
   gate_leave(q.gate);
   return n;
 }
@@ -489,16 +553,33 @@ uint16_t rx_burst(void* queue, rte_mbuf** pkts, uint16_t nb_pkts) {
 
 uint16_t rx_burst_stopped(void*, rte_mbuf**, uint16_t) { return 0; }
 
-eth_rx_burst_t select_rx_burst(uint64_t rx_offloads) {
+// The eight offload variants of implementation `S`, indexed checksum 4, RSS hash 2, VLAN strip 1.
+template <RxSimd S>
+constexpr eth_rx_burst_t kRxBursts[8] = {
+    rx_burst<S, false, false, false>, rx_burst<S, false, false, true>,
+    rx_burst<S, false, true, false>,  rx_burst<S, false, true, true>,
+    rx_burst<S, true, false, false>,  rx_burst<S, true, false, true>,
+    rx_burst<S, true, true, false>,   rx_burst<S, true, true, true>,
+};
+
+eth_rx_burst_t select_rx_burst(uint64_t rx_offloads, RxSimd s) {
   const bool csum = rx_offloads & RTE_ETH_RX_OFFLOAD_CHECKSUM;
   const bool hash = rx_offloads & RTE_ETH_RX_OFFLOAD_RSS_HASH;
   const bool strip = rx_offloads & RTE_ETH_RX_OFFLOAD_VLAN_STRIP;
-  static constexpr eth_rx_burst_t table[8] = {
-      rx_burst<false, false, false>, rx_burst<false, false, true>, rx_burst<false, true, false>,
-      rx_burst<false, true, true>,   rx_burst<true, false, false>, rx_burst<true, false, true>,
-      rx_burst<true, true, false>,   rx_burst<true, true, true>,
-  };
-  return table[(csum ? 4 : 0) | (hash ? 2 : 0) | (strip ? 1 : 0)];
+  const unsigned i = (csum ? 4 : 0) | (hash ? 2 : 0) | (strip ? 1 : 0);
+  switch (s) {
+#if defined(__x86_64__)
+    case RxSimd::kSse41:
+      return kRxBursts<RxSimd::kSse41>[i];
+    case RxSimd::kAvx2:
+      return kRxBursts<RxSimd::kAvx2>[i];
+#elif defined(__aarch64__)
+    case RxSimd::kNeon:
+      return kRxBursts<RxSimd::kNeon>[i];
+#endif
+    default:
+      return kRxBursts<RxSimd::kScalar>[i];
+  }
 }
 
 const uint32_t* rx_supported_ptypes() {

@@ -6,7 +6,9 @@
 // (built from the doc, not from the driver) checks after every burst: every delivered mbuf is the
 // next posted one and stays inside its buffer, no mbuf is leaked or delivered twice, the ring is
 // full again, the consumer never takes an entry the NIC did not produce, and the counters add up.
+#include <algorithm>
 #include <array>
+#include <cctype>
 #include <cstdio>
 #include <deque>
 #include <string>
@@ -54,13 +56,17 @@ struct Counters {
   uint64_t cqe_errors[kRxCqeErrorKinds] = {};
 };
 
-class RxCompletionFuzz : public mana_test::FakePort {
+// Run on every RX implementation (burst.h RxSimd) this build and CPU have; the others are skipped.
+class RxCompletionFuzz : public mana_test::FakePort, public ::testing::WithParamInterface<RxSimd> {
  protected:
   void SetUp() override {
+    if (!rx_simd_supported(GetParam()))
+      GTEST_SKIP() << rx_simd_name(GetParam()) << ": not in this build or not on this CPU";
     FakePort::SetUp();
     rxq_.start(state_);
   }
   void TearDown() override {
+    if (IsSkipped()) return;
     for (rte_mbuf* m : held_) rte_pktmbuf_free(m);
     rte_pktmbuf_free_bulk(hog_.data(), static_cast<unsigned>(hog_.size()));
     rxq_.stop();
@@ -281,7 +287,7 @@ class RxCompletionFuzz : public mana_test::FakePort {
     const uint64_t offloads = ((bits & 1) ? RTE_ETH_RX_OFFLOAD_CHECKSUM : 0) |
                               ((bits & 2) ? RTE_ETH_RX_OFFLOAD_RSS_HASH : 0) |
                               ((bits & 4) ? RTE_ETH_RX_OFFLOAD_VLAN_STRIP : 0);
-    burst_ = select_rx_burst(offloads);
+    burst_ = select_rx_burst(offloads, GetParam());
     vlan_strip_ = bits & 4;
   }
 
@@ -299,7 +305,7 @@ class RxCompletionFuzz : public mana_test::FakePort {
   bool overflow_next_ = false;  // the slot after the last produced CQE holds an overflowed entry
 };
 
-TEST_F(RxCompletionFuzz, RandomAndAdversarialCompletions) {
+TEST_P(RxCompletionFuzz, RandomAndAdversarialCompletions) {
   select_offloads(7);  // then random ones after each drain
   const mana::fuzz::WalkResult walk = mana::fuzz::random_walk(kSeed, kSteps, [&](FuzzInput& in) {
     const uint32_t action = in.below(16);
@@ -323,9 +329,10 @@ TEST_F(RxCompletionFuzz, RandomAndAdversarialCompletions) {
   FuzzInput in(walk.seed);
   ASSERT_NO_FATAL_FAILURE(drain(in));
   std::printf(
-      "rx completion fuzz: seed %u, %u steps, %llu CQEs, %llu packets, %llu errors "
+      "rx completion fuzz (%s): seed %u, %u steps, %llu CQEs, %llu packets, %llu errors "
       "(%llu oversize), %llu zero-length, %llu nombuf, %llu overflow polls, %.1f s\n",
-      walk.seed, walk.steps, static_cast<unsigned long long>(produced_cqes_),
+      rx_simd_name(GetParam()), walk.seed, walk.steps,
+      static_cast<unsigned long long>(produced_cqes_),
       static_cast<unsigned long long>(q_.stats.packets),
       static_cast<unsigned long long>(q_.stats.errors),
       static_cast<unsigned long long>(q_.stats.oversize_packets),
@@ -337,7 +344,7 @@ TEST_F(RxCompletionFuzz, RandomAndAdversarialCompletions) {
 // A NIC that laps the consumer (more CQEs than the CQ holds) overwrites entries: the consumer sees
 // owner bits of the next lap and must take nothing and deliver nothing, every time it polls, and
 // count the overflow.
-TEST_F(RxCompletionFuzz, LappedCqDeliversNothing) {
+TEST_P(RxCompletionFuzz, LappedCqDeliversNothing) {
   select_offloads(0);
   for (uint32_t i = 0; i < kRing + 3; i++) {
     rxq_.cq.produce([](hw::Cqe& e) {
@@ -355,6 +362,13 @@ TEST_F(RxCompletionFuzz, LappedCqDeliversNothing) {
   EXPECT_EQ(q_.stats.cq_overflows, 3u);  // seen by every poll
   EXPECT_EQ(in_use(), kRing);
 }
+
+INSTANTIATE_TEST_SUITE_P(Variants, RxCompletionFuzz, ::testing::ValuesIn(kRxSimdAll),
+                         [](const ::testing::TestParamInfo<RxSimd>& p) {
+                           std::string name = rx_simd_name(p.param);
+                           std::erase_if(name, [](char c) { return !std::isalnum(c); });
+                           return name;
+                         });
 
 }  // namespace
 
