@@ -75,7 +75,7 @@ def test_probe_before_the_netdev_then_after_its_rename():
            "the netdev not renamed when the RDMA device came", p)
     expect(not (root / "class/net/eth1").exists(), "the kernel name outlived the rename", p)
     mark = attach(p, devargs)
-    probed = [line for line in p.lines[mark:] if f"{EMU_BDF}_port1: port" in line]
+    probed = [line for line in p.lines[mark:] if f"{EMU_BDF}: port" in line]
     expect(len(probed) == 1 and "(enP30832s1)" in probed[0],
            f"the probe after the rename took another interface: {probed}", p)
     p.send("port start all")
