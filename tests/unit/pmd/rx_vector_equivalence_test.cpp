@@ -320,8 +320,9 @@ TEST_P(RxVectorEquivalence, SameResultsAsScalar) {
       static_cast<unsigned long long>(packets_),
       static_cast<unsigned long long>(ref_.rxq.q.stats.errors),
       static_cast<unsigned long long>(ref_.rxq.q.stats.nombuf));
-  // The kernels took part: most packets were of the common kind.
-  EXPECT_GT(packets_, 100000u);
+  // The kernels took part: most packets were of the common kind (5.6 a step at full scale, 5.8
+  // at a tenth under qemu; the walk's steps follow MANA_FUZZ_SCALE).
+  EXPECT_GT(packets_, uint64_t{walk.steps} * 4);
 }
 
 INSTANTIATE_TEST_SUITE_P(Variants, RxVectorEquivalence,
