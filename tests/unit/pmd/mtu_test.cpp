@@ -137,7 +137,9 @@ struct LinkAnswer {
     h->nlmsg_type = RTM_NEWLINK;
     h->nlmsg_len = static_cast<uint32_t>(len);
   }
-  void add_u8(uint16_t type, uint8_t v) {
+  // One attribute of the value's own size (u8 or u32, as the kernel sends each).
+  template <class T>
+  void add(uint16_t type, T v) {
     auto* a = reinterpret_cast<rtattr*>(buf + NLMSG_ALIGN(len));
     a->rta_type = type;
     a->rta_len = RTA_LENGTH(sizeof(v));
@@ -145,14 +147,8 @@ struct LinkAnswer {
     len = NLMSG_ALIGN(len) + RTA_ALIGN(a->rta_len);
     reinterpret_cast<nlmsghdr*>(buf)->nlmsg_len = static_cast<uint32_t>(len);
   }
-  void add_u32(uint16_t type, uint32_t v) {
-    auto* a = reinterpret_cast<rtattr*>(buf + NLMSG_ALIGN(len));
-    a->rta_type = type;
-    a->rta_len = RTA_LENGTH(sizeof(v));
-    std::memcpy(RTA_DATA(a), &v, sizeof(v));
-    len = NLMSG_ALIGN(len) + RTA_ALIGN(a->rta_len);
-    reinterpret_cast<nlmsghdr*>(buf)->nlmsg_len = static_cast<uint32_t>(len);
-  }
+  void add_u8(uint16_t type, uint8_t v) { add(type, v); }
+  void add_u32(uint16_t type, uint32_t v) { add(type, v); }
 };
 
 TEST(ParseLinkReply, ReadsMtuAndMaxMtuOrTheKernelsError) {
