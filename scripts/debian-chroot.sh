@@ -57,7 +57,7 @@ opt_packages=()
 packages=(libibverbs-dev ibverbs-providers
   rdma-core g++ make meson ninja-build pkg-config libgtest-dev python3 python3-scapy python3-pyelftools iproute2
   iputils-ping tcpdump tshark procps util-linux coreutils kmod valgrind clang dpkg-dev debhelper
-  lintian build-essential xz-utils)
+  lintian build-essential xz-utils ccache)
 if [ $flavour = cross ]; then
   # The native tools of the build and the harness, the cross compiler, the arm64 libraries the
   # driver, the emulator and their tests link, dpdk:arm64 (dpdk-pmdinfo.py: Python, run natively)
@@ -266,6 +266,10 @@ exec "$@"
 STDBUF
     chmod 755 "$root/usr/local/bin/stdbuf"
   fi
+  # Meson compiles through ccache when it finds it: the native chroots' cache is in their /root and
+  # survives between runs; the build folder's path is left out of its key, as on the host
+  # (scripts/test.sh).
+  [ ! -x "$root/usr/bin/ccache" ] || printf 'hash_dir = false\nmax_size = 2G\n' >"$root/etc/ccache.conf"
   in_chroot apt-get clean
   echo "$want_stamp" >"$stamp"
   exec 9>&-

@@ -35,7 +35,7 @@ esac
 packages=(dpdk dpdk-dev libdpdk-dev libibverbs-dev ibverbs-providers meson ninja-build g++ pkg-config
   libgtest-dev python3 python3-pyelftools xz-utils procps util-linux)
 [ $main_only = 1 ] || packages+=(rdma-core python3-scapy dpkg-dev debhelper lintian dpdk-doc gcc
-  iproute2 iputils-ping tcpdump tshark kmod clang clang-format clang-tidy valgrind)
+  iproute2 iputils-ping tcpdump tshark kmod clang clang-format clang-tidy valgrind ccache)
 
 # The packages named that are not installed, one a line.
 not_installed() {

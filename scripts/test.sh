@@ -25,6 +25,11 @@ case "${1:-}" in
   *) echo "test.sh: unknown argument '$1' (usage: $0 [--all])" >&2; exit 2 ;;
 esac
 scripts/setup.sh || { echo "test.sh: setup failed: nothing can run" >&2; exit 1; }
+# Every native build compiles through ccache (setup.sh installs it; meson uses it when it finds it),
+# its cache kept with the project's other caches: a second run on a machine compiles only what
+# changed. The build folder's path is left out of the key (the unity sources name the sources by
+# absolute path, so a checkout elsewhere misses anyway); the chroots keep their own cache.
+export CCACHE_DIR=/var/cache/mana-pmd/ccache CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=2G
 # The Debian 13, 12 and unstable chroots (debootstrap and apt: network and disk, little CPU) are
 # made meanwhile, in the background, one after the other (each may install debootstrap on the
 # host), then the arm64 stage's cross chroot (Debian 13 amd64 with arm64 libraries); the stages

@@ -23,6 +23,8 @@ def main():
     build, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
     entries = []
     for entry in json.loads((build / "compile_commands.json").read_text()):
+        # A build through ccache (meson uses it when installed): clang-tidy wants the compiler.
+        entry["command"] = re.sub(r"^(\S*/)?ccache\s+", "", entry["command"])
         path = pathlib.Path(entry["directory"]) / entry["file"]
         if not re.search(r"-unity\d+\.(cpp|c)$", entry["file"]):
             entries.append(entry)
