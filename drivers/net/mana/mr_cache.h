@@ -125,6 +125,11 @@ inline uint32_t mr_queue_lookup(const MrQueueCache& q, uintptr_t addr, uint32_t 
   return kInvalidLkey;
 }
 void mr_queue_insert(MrQueueCache& q, const MrRange& r);
+// The range inserted last (an empty one, covering nothing, in a reset cache): where the next
+// segment most likely is.
+inline const MrRange& mr_queue_newest(const MrQueueCache& q) {
+  return q.recent[(q.next - 1) & (kMrQueueCacheSize - 1)];
+}
 
 // The miss path: port table, then registration of `pool` (may be null: nothing to register), then
 // the table again. Returns the lkey or kInvalidLkey.

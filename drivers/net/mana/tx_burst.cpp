@@ -123,19 +123,20 @@ __attribute__((noinline)) uint32_t post_plain_wqes(const ShortRun& r, uint32_t k
                                                    const uint64_t* csum_oob, uint64_t seeded,
                                                    MrRange mr, uint64_t* bytes_io) {
   // Locals: the ring stores cannot change them (`r` itself could alias the ring as far as the
-  // compiler knows).
+  // compiler knows). One index runs from -(packets left) up to 0 over arrays addressed from their
+  // ends: the loop's test is its increment's, and no register holds the run's length.
   constexpr size_t kWords = hw::kBasicUnit / sizeof(uint64_t);
-  rte_mbuf** const in = r.in;
-  rte_mbuf** const out = r.out;
-  TxDesc* const d = r.d;
+  const size_t length = r.length;
+  rte_mbuf** const in = r.in + length;
+  rte_mbuf** const out = r.out + length;
+  TxDesc* const d = r.d + length;
   uint64_t* w = r.w + k * kWords;
   uint64_t meta = r.meta0 + (uint64_t{k} << 32);
-  const size_t length = r.length;
   const uintptr_t mr_start = mr.start, mr_end = mr.end;
   const uint32_t lkey = mr.lkey;
   uint64_t bytes = *bytes_io;
-  size_t i = k;  // one index register for the packets, their mbuf entries and descriptors
-  for (; i < length; i++, w += kWords, meta += uint64_t{1} << 32) {
+  ptrdiff_t i = static_cast<ptrdiff_t>(k) - static_cast<ptrdiff_t>(length);
+  for (; i != 0; i++, w += kWords, meta += uint64_t{1} << 32) {
     rte_mbuf* const m = in[i];
     const uintptr_t addr = rte_pktmbuf_mtod(m, uintptr_t);
     const uint32_t len = m->data_len;  // the packet's length: it has one segment
@@ -151,7 +152,7 @@ __attribute__((noinline)) uint32_t post_plain_wqes(const ShortRun& r, uint32_t k
     bytes += len;
   }
   *bytes_io = bytes;
-  return static_cast<uint32_t>(i);
+  return static_cast<uint32_t>(static_cast<ptrdiff_t>(length) + i);
 }
 
 // Single-segment packets with short OOBs: every WQE is one basic unit (doc/hardware.md §4.3), so
@@ -175,7 +176,9 @@ uint16_t post_short_wqes(TxQueue& q, const ProcessPrivate& pp, rte_mbuf** pkts, 
   const uint64_t oob_word =
       (uint64_t{q.oob.dw1} << 32) | hw::TxShortOob::SuppressCqe::set(q.oob.dw0, 1);
   const uint64_t seeded = q.seeded_flag;
-  MrRange mr{};
+  // The queue cache is in step with the port's table (tx_burst synced it): its newest range is
+  // the first guess, so a burst from one pool never leaves the leaf loop for a lookup.
+  MrRange mr = mr_queue_newest(q.mr);
   uint64_t bytes = 0;
   uint32_t i = 0;
   bool stopped = false;
