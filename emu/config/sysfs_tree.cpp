@@ -187,6 +187,19 @@ bool vf_present(const EmuConfig& config, uint32_t vf) {
   return vf < config.vfs.size() && path_exists(pci_device_dir(config, vf));
 }
 
+namespace {
+
+// The folder that holds the VF's netdev folders, wherever they are: with the removed function,
+// under R/removed/net/<vf> while the function is back and its netdevs are not yet registered
+// (doc/hardware.md §9.25), else under the live function. With "/" at the end.
+std::string netdevs_dir(const EmuConfig& config, uint32_t vf) {
+  if (!vf_present(config, vf)) return removed_pci_dir(config, vf) + "/net/";
+  if (vf_netdevs_pending(config, vf)) return removed_net_dir(config, vf) + "/";
+  return pci_device_dir(config, vf) + "/net/";
+}
+
+}  // namespace
+
 bool set_vf_present(EmuConfig& config, uint32_t vf, bool present, std::string* error,
                     const std::string& new_pci, bool with_rdma, bool with_netdevs) {
   if (vf >= config.vfs.size()) {
@@ -290,9 +303,7 @@ bool set_operstate(const EmuConfig& config, uint32_t vf, uint32_t port, bool up,
     *error = "no port " + std::to_string(port) + " on VF " + std::to_string(vf);
     return false;
   }
-  const std::string base =
-      vf_present(config, vf) ? pci_device_dir(config, vf) : removed_pci_dir(config, vf);
-  const std::string net = base + "/net/" + config.vfs[vf].ports[port].ifname;
+  const std::string net = netdevs_dir(config, vf) + config.vfs[vf].ports[port].ifname;
   return write_file(net + "/operstate", up ? "up\n" : "down\n", error) &&
          write_file(net + "/flags", netdev_flags(up) + "\n", error);
 }
@@ -303,9 +314,7 @@ bool set_link(const EmuConfig& config, uint32_t vf, uint32_t port, bool carrier,
     *error = "no port " + std::to_string(port) + " on VF " + std::to_string(vf);
     return false;
   }
-  const std::string base =
-      (vf_present(config, vf) ? pci_device_dir(config, vf) : removed_pci_dir(config, vf)) +
-      "/net/" + config.vfs[vf].ports[port].ifname;
+  const std::string base = netdevs_dir(config, vf) + config.vfs[vf].ports[port].ifname;
   return write_file(base + "/carrier", carrier ? "1\n" : "0\n", error) &&
          write_file(base + "/operstate", carrier && netdev_up ? "up\n" : "down\n", error);
 }
@@ -323,8 +332,7 @@ bool rename_netdev(EmuConfig& config, uint32_t vf, uint32_t port, const std::str
     *error = "bad or taken interface name '" + name + "' (1..15 characters, unique)";
     return false;
   }
-  const std::string base =
-      (vf_present(config, vf) ? pci_device_dir(config, vf) : removed_pci_dir(config, vf)) + "/net/";
+  const std::string base = netdevs_dir(config, vf);
   const std::string live = pci_device_dir(config, vf) + "/net/" + name;
   if (!move_path(base + p.ifname, base + name, error) ||
       !remove_tree(class_net + p.ifname, error) || !make_symlink(live, class_net + name, error))
@@ -344,10 +352,8 @@ bool set_netdev_stat(const EmuConfig& config, uint32_t vf, uint32_t port, const 
     *error = "no port " + std::to_string(port) + " on VF " + std::to_string(vf);
     return false;
   }
-  const std::string base =
-      vf_present(config, vf) ? pci_device_dir(config, vf) : removed_pci_dir(config, vf);
   const std::string path =
-      base + "/net/" + config.vfs[vf].ports[port].ifname + "/statistics/" + name;
+      netdevs_dir(config, vf) + config.vfs[vf].ports[port].ifname + "/statistics/" + name;
   const std::string tmp = path + ".new";
   return write_file(tmp, std::to_string(value) + "\n", error) && move_path(tmp, path, error);
 }

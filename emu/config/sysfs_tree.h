@@ -55,7 +55,7 @@ bool vf_rdma_pending(const EmuConfig& config, uint32_t vf);
 bool vf_present(const EmuConfig& config, uint32_t vf);
 
 // Writes `up`/`down` to the port's net/<ifname>/operstate and its `flags` (IFF_UP or not), also
-// while the VF is removed.
+// while the VF is removed or its netdevs are not registered yet.
 bool set_operstate(const EmuConfig& config, uint32_t vf, uint32_t port, bool up,
                    std::string* error);
 // The NIC's link event for one port (doc/hardware.md §9.24): net/<ifname>/carrier 1 or 0, and its
@@ -68,7 +68,8 @@ bool set_link(const EmuConfig& config, uint32_t vf, uint32_t port, bool carrier,
 bool rename_netdev(EmuConfig& config, uint32_t vf, uint32_t port, const std::string& name,
                    std::string* error);
 // Writes `value` to the port's net/<ifname>/statistics/<name> in one step (a reader sees the old
-// or the new value, never an empty file), also while the VF is removed.
+// or the new value, never an empty file), also while the VF is removed or its netdevs are not
+// registered yet.
 bool set_netdev_stat(const EmuConfig& config, uint32_t vf, uint32_t port, const std::string& name,
                      uint64_t value, std::string* error);
 
