@@ -199,13 +199,9 @@ __attribute__((noinline)) bool rx_cqe_slow(RxQueue& q, Burst& b, const hw::Cqe* 
   return false;
 }
 
-// Where dw15 keeps the owner bits (its top 3).
-constexpr unsigned kOwnerShift = 29;
-static_assert(hw::Cqe::Owner::get(7u << kOwnerShift) == 7 && hw::Cqe::Owner::get(~0u >> 3) == 0);
-
-// The bits of dw15 a CQE of this RQ must match: owner (checked per lap), is_sq 0 and wq_num the
-// RQ's id, as the kernel's mana_poll_rx_cq checks them (doc/hardware.md §4.7).
-constexpr uint32_t kCqeCheckMask = 7u << kOwnerShift | hw::Cqe::IsSq::set(0, 1) | hw::kQueueIdMask;
+// The bits of dw15 a CQE of this RQ must match (rx_vec.h).
+constexpr unsigned kOwnerShift = kRxOwnerShift;
+constexpr uint32_t kCqeCheckMask = kRxOwnerCheckMask;
 
 // How many CQEs from the head the NIC has completed for this RQ, up to `max`: the owner bits of
 // each (the same value until the CQ wraps) and its queue, one compare per entry, then one read
@@ -391,6 +387,7 @@ struct FastState {
   uint64_t bytes;
   rte_mbuf** out;
   uint32_t buf_len;
+  uint32_t owner;  // the AVX2 kernel's: the owner word of the run's lap (rx_vec.h RxVecMeta)
 };
 
 // Takes the common CQEs (okay, one packet that fits its buffer) of a run from `first` where
@@ -455,8 +452,8 @@ inline unsigned take_run(RxQueue& q, FastState& s, const hw::Cqe* const first, r
     unsigned done = 0;
     for (;;) {
       if (run - done >= 4 && s.key == s.meta.dw1) {
-        const RxVecMeta m{s.rearm,      s.meta.ol_flags, s.meta.dw1,
-                          s.meta.ptype, s.buf_len,       s.meta.vlan_tci};
+        const RxVecMeta m{s.rearm,   s.meta.ol_flags, s.meta.dw1, s.meta.ptype,
+                          s.buf_len, s.meta.vlan_tci, s.owner};
         const RxVecTaken t =
             vec_take<S, kL3FromFrame>(m, first + done, slot + done, s.out, run - done);
         done += t.cqes;
@@ -480,7 +477,7 @@ inline const hw::Cqe* take_fast(RxQueue& q, Burst& b, unsigned ready) {
   const hw::Cqe* const ring = q.cq.ring;
   rte_mbuf** const mbufs = q.mbufs;
   const uint32_t cq_mask = q.cq.mask, desc_mask = q.desc_mask;
-  FastState s{q.meta, meta_key(q.meta), q.rearm, b.bytes, b.pkts + b.out, q.buf_len};
+  FastState s{q.meta, meta_key(q.meta), q.rearm, b.bytes, b.pkts + b.out, q.buf_len, 0};
   uint32_t head = q.cq.head, tail = q.rq.tail_bu;
   const hw::Cqe* other = nullptr;
   while (ready != 0 && other == nullptr) {
@@ -488,6 +485,7 @@ inline const hw::Cqe* take_fast(RxQueue& q, Burst& b, unsigned ready) {
     rte_mbuf** slot = mbufs + (tail & desc_mask);
     const unsigned run =
         RTE_MIN(ready, RTE_MIN(cq_mask + 1 - (head & cq_mask), desc_mask + 1 - (tail & desc_mask)));
+    if constexpr (S == RxSimd::kAvx2) s.owner = rx_owner_word(head, q.cq.log2_count, q.rq.id);
     const unsigned done =
         s.meta.l3_from_frame
             ? take_run<S, kChecksum, kRssHash, kVlanStrip, true>(q, s, first, slot, run, &other)
@@ -503,6 +501,24 @@ inline const hw::Cqe* take_fast(RxQueue& q, Burst& b, unsigned ready) {
   return other;
 }
 
+// AVX2, first in a burst: the kernel alone takes groups of four from the CQ's head while they are
+// completed common CQEs of the current flags (rx_vec.h rx_vec_first_avx2). It checks each group's
+// owner words itself, so that a burst of common CQEs needs neither the poll (cq_ready) nor the run
+// set-up (take_fast); the batches after it take what it leaves, as in the other implementations.
+// Packets whose VLAN tag goes back into the frame are the scalar path's (meta_key).
+template <RxSimd S>
+inline void take_vec_first(RxQueue& q, Burst& b) {
+#if defined(__x86_64__)
+  if constexpr (S == RxSimd::kAvx2) {
+    if (q.meta.tag_back) return;
+    const RxVecTaken t = rx_vec_first_avx2(q, b.pkts + b.out,
+                                           RTE_MIN(b.budget - b.out, q.rq.head_bu - q.rq.tail_bu));
+    b.out += t.cqes;
+    b.bytes += t.bytes;
+  }
+#endif
+}
+
 template <RxSimd S, bool kChecksum, bool kRssHash, bool kVlanStrip>
 uint16_t rx_burst_inside(RxQueue& q, rte_mbuf** pkts, uint16_t nb_pkts) {
   Burst b{pkts, 0, nb_pkts < kMaxRxBurst ? nb_pkts : kMaxRxBurst, 0, q.partial_cqe, false, false};
@@ -516,7 +532,11 @@ uint16_t rx_burst_inside(RxQueue& q, rte_mbuf** pkts, uint16_t nb_pkts) {
   // Batches of ready CQEs, each at most what the budget and the posted WQEs allow (a fast CQE
   // consumes one WQE); a slow CQE ends its batch, so that the next one is sized again. At most one
   // lap of the CQ per burst (CQEs that consume no WQE cost no budget).
-  for (uint32_t head0 = q.cq.head; more && q.cq.head - head0 <= q.cq.mask;) {
+  const uint32_t head0 = q.cq.head;
+  if constexpr (S == RxSimd::kAvx2) {
+    if (more) take_vec_first<S>(q, b);
+  }
+  while (more && q.cq.head - head0 <= q.cq.mask) {
     const unsigned want = RTE_MIN(b.budget - b.out, q.rq.head_bu - q.rq.tail_bu);
     if (want == 0) break;
     const unsigned ready = cq_ready<S>(q, b, want);

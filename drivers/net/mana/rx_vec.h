@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include <rte_byteorder.h>
 #include <rte_mbuf_core.h>
 
 #include "burst.h"
@@ -16,7 +17,9 @@
 namespace mana {
 
 // What a kernel writes into every mbuf of a run: the queue's rearm word and the metadata of the
-// flags word `dw1` (priv.h RxMeta), and the buffer size a packet must fit.
+// flags word `dw1` (priv.h RxMeta), and the buffer size a packet must fit. `owner`: the owner word
+// (dw15) a completed CQE of this RQ carries in the run's lap, under kRxOwnerCheckMask (the AVX2
+// kernel checks it; the others run on CQEs known to be completed).
 struct RxVecMeta {
   uint64_t rearm;
   uint64_t ol_flags;
@@ -24,7 +27,29 @@ struct RxVecMeta {
   uint32_t ptype;
   uint32_t buf_len;
   uint16_t vlan_tci;
+  uint32_t owner;
 };
+
+// Where dw15 keeps the owner bits (its top 3).
+inline constexpr unsigned kRxOwnerShift = 29;
+static_assert(hw::Cqe::Owner::get(7u << kRxOwnerShift) == 7 && hw::Cqe::Owner::get(~0u >> 3) == 0);
+
+// The bits of dw15 a CQE of this RQ must match: owner (checked per lap), is_sq 0 and wq_num the
+// RQ's id, as the kernel's mana_poll_rx_cq checks them (doc/hardware.md §4.7).
+inline constexpr uint32_t kRxOwnerCheckMask =
+    7u << kRxOwnerShift | hw::Cqe::IsSq::set(0, 1) | hw::kQueueIdMask;
+
+// The owner word of a completed CQE of RQ `rq_id` at free-running CQ index `head` (always inlined:
+// the AVX2 code uses it too).
+__attribute__((always_inline)) inline uint32_t rx_owner_word(uint32_t head, unsigned log2_count,
+                                                             uint32_t rq_id) {
+  return ((head >> log2_count) & hw::kOwnerMask) << kRxOwnerShift | rq_id;
+}
+
+// The EtherTypes the packet type tells apart, as on the wire (rx_cqe.h rx_l3_ptype_of_frame):
+// constants, so that no byte swap is called from a kernel of another target.
+inline constexpr uint32_t kRxEtherIpv4 = RTE_BE16(0x0800);
+inline constexpr uint32_t kRxEtherIpv6 = RTE_BE16(0x86DD);
 
 // How many CQEs a kernel took and the bytes of their packets.
 struct RxVecTaken {
@@ -32,8 +57,10 @@ struct RxVecTaken {
   uint32_t bytes;
 };
 
-// The kernels: from `cqe` (at most `n`, neither the CQ nor `slot` wrapping, every one completed),
-// groups of four whose CQEs all carry `m.dw1` and one packet of 1..buf_len bytes. The mbufs of
+// The kernels: from `cqe` (at most `n`, neither the CQ nor `slot` wrapping), groups of four whose
+// CQEs all carry `m.dw1` and one packet of 1..buf_len bytes. SSE4.1 and Neon: every one of the `n`
+// completed. AVX2: each group's owner words are read first (x86 keeps loads in order) and must
+// match `m.owner`, so that it may run on CQEs nobody polled yet. The mbufs of
 // `slot` get the metadata (hash.rss the CQE's hash, as the scalar path writes it) and go to `out`;
 // `kL3FromFrame`: the L3 packet type comes from the frame's EtherType (rx_cqe.h RxPtype). Stops
 // at the first group with any other CQE.
@@ -58,6 +85,14 @@ MANA_AVX2 RxVecTaken rx_vec_take_avx2(const RxVecMeta& m, const hw::Cqe* cqe, rt
 template <bool kL3FromFrame>
 MANA_KERNEL RxVecTaken rx_vec_take_neon(const RxVecMeta& m, const hw::Cqe* cqe,
                                         rte_mbuf* const* slot, rte_mbuf** out, unsigned n);
+
+struct RxQueue;
+
+// AVX2, first in a burst (rx_burst.cpp take_vec_first): the kernel on the CQ from its head, run
+// after run, while the groups are completed common CQEs of the queue's current flags (q.meta, its
+// VLAN tag not to be put back), at most `want` CQEs. Advances the CQ head and the RQ tail past what
+// it took; the mbufs go to `out`.
+MANA_AVX2 RxVecTaken rx_vec_first_avx2(RxQueue& q, rte_mbuf** out, unsigned want);
 
 // AVX2 helpers of the rest of the burst (rx_burst.cpp). rx_vec_ready_avx2: of the `n` CQEs whose
 // owner words (dw15) start at `owner`, how many lead in groups of eight whose every owner word

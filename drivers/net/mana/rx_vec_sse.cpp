@@ -46,7 +46,7 @@ MANA_SSE41 RxVecTaken rx_vec_take_sse(const RxVecMeta& m, const hw::Cqe* cqe, rt
     __m128i pt = c.ptype;
     if constexpr (kL3FromFrame) {
       const auto et = [&](unsigned k) { return static_cast<int>(x86::ethertype_of(slot[i + k])); };
-      pt = x86::ptype_of_frames(pt, _mm_setr_epi32(et(0), et(1), et(2), et(3)));
+      pt = _mm_or_si128(pt, x86::l3_of_frames(_mm_setr_epi32(et(0), et(1), et(2), et(3))));
     }
     x86::store_group(c, pt, len, hash, slot + i);
     bytes = _mm_add_epi32(bytes, len);

@@ -51,12 +51,13 @@ MANA_SSE41 MANA_INLINE inline void store_mbuf(rte_mbuf* m, __m128i rearm, __m128
   _mm_storeu_si128(reinterpret_cast<__m128i*>(p + kRxFieldsOffset), fields);
 }
 
-// The packet types of four frames whose EtherTypes (as on the wire, one per lane) are `et`.
-MANA_SSE41 MANA_INLINE inline __m128i ptype_of_frames(__m128i ptype, __m128i et) {
-  const __m128i v4 = _mm_cmpeq_epi32(et, _mm_set1_epi32(rte_cpu_to_be_16(0x0800)));
-  const __m128i v6 = _mm_cmpeq_epi32(et, _mm_set1_epi32(rte_cpu_to_be_16(0x86DD)));
-  ptype = _mm_or_si128(ptype, _mm_and_si128(v4, _mm_set1_epi32(RTE_PTYPE_L3_IPV4_EXT_UNKNOWN)));
-  return _mm_or_si128(ptype, _mm_and_si128(v6, _mm_set1_epi32(RTE_PTYPE_L3_IPV6_EXT_UNKNOWN)));
+// The L3 packet types of four frames whose EtherTypes (as on the wire, one per lane, the upper 16
+// bits of each lane zero) are `et`: IPv4, IPv6 or 0.
+MANA_SSE41 MANA_INLINE inline __m128i l3_of_frames(__m128i et) {
+  const __m128i v4 = _mm_cmpeq_epi32(et, _mm_set1_epi32(kRxEtherIpv4));
+  const __m128i v6 = _mm_cmpeq_epi32(et, _mm_set1_epi32(kRxEtherIpv6));
+  return _mm_blendv_epi8(_mm_and_si128(v6, _mm_set1_epi32(RTE_PTYPE_L3_IPV6_EXT_UNKNOWN)),
+                         _mm_set1_epi32(RTE_PTYPE_L3_IPV4_EXT_UNKNOWN), v4);
 }
 
 // Writes the four mbufs of `slot` from the CQEs' packet types, lengths and hashes (one CQE per
