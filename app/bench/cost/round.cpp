@@ -377,6 +377,10 @@ int run_round(const RoundConfig& c) {
       status = fail(error.c_str());
     } else if (!why.empty()) {
       status = not_applicable(why);
+    } else if (!settle_device(step)) {
+      // The starts' doorbells (every RQ's at once, trapped: doc/emulator.md "Lockstep") reach the
+      // device, whose doorbell pages are sampled from then on, before the first burst.
+      status = fail("the emulated device never went idle after the ports started");
     } else {
       Totals warm, t;
       const uint64_t per_step = uint64_t{c.burst} * c.queues * c.ports;
