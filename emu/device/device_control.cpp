@@ -124,8 +124,14 @@ int DeviceImpl::close_context(uint32_t context_id) {
     contexts_.erase(context_id);
     return 0;
   }
-  if (ctx->users != 0) return EBUSY;
+  // Refused, but the verbs layer unmaps the page all the same (ibv_close_device frees the
+  // context): no longer sampled, no longer written.
   erase_value(context_list_, ctx);
+  if (ctx->users != 0) {
+    ctx->page = nullptr;
+    ctx->held = false;
+    return EBUSY;
+  }
   contexts_.erase(context_id);
   return 0;
 }

@@ -52,7 +52,7 @@ void DeviceImpl::hold_doorbell_page(uint32_t context_id) {
 void DeviceImpl::release_doorbell_page(uint32_t context_id) {
   std::lock_guard g(lock_);
   Context* ctx = find_context(context_id);
-  if (ctx == nullptr || !ctx->held) return;
+  if (ctx == nullptr || !ctx->held || ctx->page == nullptr) return;
   drain_doorbells();  // the trapped stores the device thread handed over, their values noted
   for (unsigned i = 0; i < ctx->last_sampled.size(); ++i)
     std::atomic_ref<uint64_t>(
