@@ -34,6 +34,17 @@
 #       net_mana and net_null, built and run in the cross chroot (scripts/test-arm64.sh) under
 #       qemu-user; --callgrind counts arm64 instructions (valgrind's arm64 tool under qemu: exact
 #       and repeatable, as on x86; TSC cycles under qemu say nothing of an Arm CPU)
+#   scripts/bench-cost.sh [--callgrind [packets]] --queues 1,2,4,8,16 [--ports 2]
+#       N RX and N TX queues per port, RSS spreading the frames (each TX queue's UDP source port
+#       hashes to the RX queue of its index; a frame elsewhere fails the round), on one or both
+#       ports of the emulated VF; a step sends a burst on every TX queue of every port
+#       (doc/performance.md "Scaling with queues and ports")
+#   scripts/bench-cost.sh --callgrind [packets] --drivers ours[,dpdk]   only those drivers' rows
+#   scripts/bench-cost.sh --compare [--packets N] [--rounds N] [--tsc-packets N] [TX options]
+#       one table against the targets: RX and TX with offloads off and on, 64 B, burst 32; ours,
+#       DPDK 22.11's net_mana and net_null; instructions/packet in the driver's object (callgrind,
+#       --split, 20000 packets) and TSC cycles/packet (median of 5 rounds of 100000), the ratios
+#       ours/DPDK and each target met or missed (about 3 minutes on 2 cores)
 # BUILD_DIR (default build) is built first unless MANA_BENCH_NO_BUILD=1 (the meson test).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -51,8 +62,73 @@ if [ "${1:-}" = --chroot-round ]; then
   tbuild=$(build_of "$2")
   suite=$(chroot_of "$2")
   shift 2
+  nports=1
+  args=("$@")
+  for i in "${!args[@]}"; do [ "${args[$i]}" != --ports ] || nports=${args[$((i + 1))]}; done
   exec "$top/scripts/debian-chroot.sh" "$suite" run "$tbuild/emu/tool/mana-emu" run --lockstep --doorbell poll \
-    -- "$tbuild/app/mana_cost_bench" "$@"
+    --ports "$nports" -- "$tbuild/app/mana_cost_bench" "$@"
+fi
+if [ "${1:-}" = --compare ]; then
+  # One table against the targets (doc/performance.md "How to reproduce"): instructions/packet
+  # under callgrind (--split: the driver's own object) and TSC cycles/packet, 64 B, burst 32, RX
+  # and TX with offloads off and on, ours, DPDK 22.11's net_mana and net_null.
+  shift
+  cg_packets=20000 rounds=5 tsc_packets=100000
+  pass=()
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --packets) cg_packets=$2 ;;
+      --rounds) rounds=$2 ;;
+      --tsc-packets) tsc_packets=$2 ;;
+      --ptypes | --fast-free | --prepare) pass+=("$1" "$2") ;;
+      *) die "--compare: unknown option $1 (--packets N, --rounds N, --tsc-packets N, --ptypes, --fast-free, --prepare)" ;;
+    esac
+    shift 2 || die "--compare: $1 needs a value"
+  done
+  [ "${MANA_BENCH_NO_BUILD:-0}" = 1 ] || BUILD_DIR=$build "$top/scripts/build.sh" >/dev/null
+  export MANA_BENCH_NO_BUILD=1 MANA_BENCH_WITH_NULL=1
+  started=$(date +%s)
+  cg=$("$0" --callgrind "$cg_packets" --sizes 64 --bursts 32 --split "${pass[@]}") || die "the callgrind runs failed"
+  tsc=$("$0" --rounds "$rounds" --packets "$tsc_packets" --sizes 64 --bursts 32 "${pass[@]}") || die "the TSC runs failed"
+  echo "64 B, burst 32, $(date -u +%Y-%m-%d); instructions/packet: callgrind, $cg_packets packets, in the"
+  echo "driver's own object (all: with DPDK's libraries and the ethdev dispatch); cycles/packet: TSC,"
+  echo "median of $rounds rounds of $tsc_packets packets, the drivers alternating.${pass[*]:+ Options: ${pass[*]}.}"
+  echo "Targets: ours at most 35 (RX), 50 (TX, offloads off), 60 (TX, offloads on) instructions/packet"
+  echo "in its object, and at most 0.25x of DPDK 22.11's net_mana's cycles/packet."
+  echo
+  {
+    sed -n 's/^| 64 B | 32 | \(o[nf]*\) | \([a-z0-9.-]*\) | bench_\(rx\|tx\) | \([0-9.]*\) | \([0-9.]*\) .*/cg \1 \2 \3 \4 \5/p' <<<"$cg"
+    sed -n 's/^| 64 B | 32 | \(o[nf]*\) | \([a-z0-9.-]*\) | \([0-9.]*\) [^|]*| \([0-9.]*\) .*/tsc \1 \2 \3 \4/p' <<<"$tsc"
+  } | awk '
+    $1 == "cg" { all[$4 " " $2, $3] = $5; own[$4 " " $2, $3] = $6 }
+    $1 == "tsc" { cyc["rx " $2, $3] = $4; cyc["tx " $2, $3] = $5 }
+    function cell(a, k) { return (k in a) ? a[k] : "n/a" }
+    function ratio(x, y) { return (x == "n/a" || y == "n/a" || y == 0) ? "n/a" : sprintf("%.2fx", x / y) }
+    END {
+      print "| burst function | driver | instructions/pkt (own / all) | cycles/pkt | ours/DPDK instructions | ours/DPDK cycles | target | met |"
+      print "|---|---|---|---|---|---|---|---|"
+      split("rx off|rx on|tx off|tx on", rows, "|")
+      target["rx off"] = 35; target["rx on"] = 35; target["tx off"] = 50; target["tx on"] = 60
+      missed = 0
+      for (r = 1; r <= 4; r++) {
+        row = rows[r]; name = (row ~ /^rx/ ? "RX" : "TX") ", offloads " substr(row, 4)
+        split("ours dpdk null", drivers, " ")
+        for (d = 1; d <= 3; d++) {
+          k = row SUBSEP drivers[d]
+          line = "| " name " | " drivers[d] " | " cell(own, k) " / " cell(all, k) " | " cell(cyc, k) " | "
+          if (drivers[d] != "ours") { print line "| | | |"; continue }
+          ko = row SUBSEP "dpdk"
+          ri = ratio(cell(own, k), cell(own, ko)); rc = ratio(cell(cyc, k), cell(cyc, ko))
+          mi = cell(own, k) != "n/a" && cell(own, k) + 0 <= target[row]
+          mc = rc != "n/a" && cell(cyc, k) / cell(cyc, ko) <= 0.25
+          missed += !mi + !mc
+          print line ri " | " rc " | <= " target[row] " instr, <= 0.25x cycles | instructions " (mi ? "met" : "missed") ", cycles " (mc ? "met" : "missed") " |"
+        }
+      }
+      printf "\n%d of 8 targets missed\n", missed
+    }'
+  echo "($(($(date +%s) - started)) s)"
+  exit 0
 fi
 trixie=0  # (a second DPDK in a chroot)
 tver=""
@@ -108,6 +184,11 @@ trap 'rm -rf "$work" /run/mana-bench-cost-$$' EXIT
 names=(ours dpdk)
 plugins=("$ours" "$upstream")
 wheres=(host host)
+if [ "${MANA_BENCH_WITH_NULL:-0}" = 1 ]; then  # --compare: DPDK's net_null beside them
+  names+=(null)
+  plugins+=(vdev:net_null)
+  wheres+=(host)
+fi
 if [ $trixie = 1 ]; then
   # Our PMD, the emulator and the benchmark built against that DPDK, as scripts/test-dpdk.sh does.
   "$top/scripts/test-dpdk.sh" "$tver" build >/dev/null || die "the DPDK $tver build in $tbuild failed"
@@ -156,10 +237,13 @@ if [ $# -gt 0 ] && [[ $1 != --* ]]; then
   packets=$1
   shift
 fi
-sizes="64 512 1518" bursts="32 8" split=0 ptypes=all fast_free=off prepare=on
+sizes="64 512 1518" bursts="32 8" split=0 ptypes=all fast_free=off prepare=on queues=1 ports=1 only=
 while [ $# -gt 0 ]; do
   case "$1" in
     --split) split=1; shift; continue ;;
+    --queues) queues=${2//,/ } ;;
+    --ports) ports=$2 ;;
+    --drivers) only=",$2," ;;
     --ptypes) ptypes=$2 ;;
     --fast-free) fast_free=$2 ;;
     --prepare) prepare=$2 ;;
@@ -201,55 +285,72 @@ if [ $trixie = 1 ]; then
   twork=$(mktemp -d "$tbuild/bench-cost.XXXXXX")
   trap 'rm -rf "$work" "$twork" /run/mana-bench-cost-$$' EXIT
 fi
+# The doorbell stores of a port start are trapped (doc/emulator.md "Lockstep"): the trap handler
+# decodes the store at the fault's instruction pointer, which valgrind reports exactly only with
+# these options (the instructions counted are the same).
+vg_px=(--px-default=allregs-at-mem-access --px-file-backed=allregs-at-mem-access)
 # One round under callgrind, collecting in $1 (bench_rx or bench_tx) for driver $2 into
 # "$out_dir/$1"; the rest are the round's options. Prints the round's result line.
 callgrind_round() {
   local fn=$1 i=$2
   shift 2
   if [ "${wheres[$i]}" = host ]; then
-    "$emu" run --lockstep --doorbell poll -- valgrind --tool=callgrind \
+    "$emu" run --lockstep --doorbell poll --ports "$ports" -- valgrind --tool=callgrind "${vg_px[@]}" \
       --callgrind-out-file="$out_dir/$fn" --collect-atstart=no --toggle-collect="$fn" \
       "$bench" --round --pmd "${plugins[$i]}" "$@"
   else
     "$top/scripts/debian-chroot.sh" "$suite" run "$tbuild/emu/tool/mana-emu" run --lockstep --doorbell poll \
-      -- valgrind --tool=callgrind --callgrind-out-file="$out_dir/$fn" --collect-atstart=no \
+      --ports "$ports" -- valgrind --tool=callgrind "${vg_px[@]}" \
+      --callgrind-out-file="$out_dir/$fn" --collect-atstart=no \
       --toggle-collect="$fn" "$tbuild/app/mana_cost_bench" --round --pmd "${plugins[$i]}" "$@"
   fi
 }
+# The ports and queues columns only where they vary from one queue on one port.
+scaling=0
+[ "$queues" = 1 ] && [ "$ports" = 1 ] || scaling=1
+lead() { [ $scaling = 0 ] || printf '| %s | %s ' "$ports" "$queue"; }
+[ $scaling = 0 ] || printf '| ports | queues '
 printf '| frame | burst | offloads | driver | rx_burst instructions/pkt | tx_burst instructions/pkt |\n'
+[ $scaling = 0 ] || printf '|---|---'
 printf '|---|---|---|---|---|---|\n'
-for size in $sizes; do
-  for burst in $bursts; do
-    for offloads in off on; do
-      for i in "${!names[@]}"; do
-        driver=${names[$i]}
-        [ "${wheres[$i]}" = host ] && out_dir=$work || out_dir=$twork
-        cells=()
-        for fn in bench_rx bench_tx; do
-          out=$(callgrind_round $fn "$i" --size "$size" --burst "$burst" --offloads $offloads \
-            --packets "$packets" --ptypes "$ptypes" --fast-free "$fast_free" --prepare "$prepare" --file-prefix "mana-cost-cg-$$" 2>"$work/stderr") \
-            || { cat "$work/stderr" >&2; die "$driver $size B burst $burst offloads $offloads failed"; }
-          if [[ $out == n/a* ]]; then
-            cells+=("${out}")
-            continue
-          fi
-          all=$(awk '/^result/ { print $5 }' <<<"$out")
-          ir=$(sed -n 's/^totals: *//p' "$out_dir/$fn")
-          cells+=("$(awk -v ir="$ir" -v n="$all" 'BEGIN { printf "%.1f", ir / n }')")
-          if [ $split = 1 ]; then
-            plugin=${plugins[$i]}
-            [[ $plugin == vdev:* ]] && object=librte_${plugin#vdev:} || object=$(basename "$plugin")
-            split_rows+=("| $size B | $burst | $offloads | $driver | $fn | ${cells[-1]} | $(split_cell "$out_dir/$fn" "$all" "${object%%.so*}") |")
-          fi
+for queue in $queues; do
+  for size in $sizes; do
+    for burst in $bursts; do
+      for offloads in off on; do
+        for i in "${!names[@]}"; do
+          driver=${names[$i]}
+          [ -z "$only" ] || [[ $only == *",$driver,"* ]] || continue
+          [ "${wheres[$i]}" = host ] && out_dir=$work || out_dir=$twork
+          cells=()
+          for fn in bench_rx bench_tx; do
+            out=$(callgrind_round $fn "$i" --size "$size" --burst "$burst" --offloads $offloads \
+              --packets "$packets" --ptypes "$ptypes" --fast-free "$fast_free" --prepare "$prepare" --queues "$queue" --ports "$ports" --file-prefix "mana-cost-cg-$$" 2>"$work/stderr") \
+              || { cat "$work/stderr" >&2; die "$driver $size B burst $burst offloads $offloads, $queue queue(s), $ports port(s) failed"; }
+            if [[ $out == n/a* ]]; then
+              cells+=("${out}")
+              continue
+            fi
+            all=$(awk '/^result/ { print $5 }' <<<"$out")
+            ir=$(sed -n 's/^totals: *//p' "$out_dir/$fn")
+            cells+=("$(awk -v ir="$ir" -v n="$all" 'BEGIN { printf "%.1f", ir / n }')")
+            if [ $split = 1 ]; then
+              plugin=${plugins[$i]}
+              [[ $plugin == vdev:* ]] && object=librte_${plugin#vdev:} || object=$(basename "$plugin")
+              split_rows+=("$(lead)| $size B | $burst | $offloads | $driver | $fn | ${cells[-1]} | $(split_cell "$out_dir/$fn" "$all" "${object%%.so*}") |")
+            fi
+          done
+          lead
+          printf '| %s B | %s | %s | %s | %s | %s |\n' "$size" "$burst" $offloads "$driver" "${cells[0]}" "${cells[1]}"
         done
-        printf '| %s B | %s | %s | %s | %s | %s |\n' "$size" "$burst" $offloads "$driver" "${cells[0]}" "${cells[1]}"
       done
     done
   done
 done
 if [ $split = 1 ]; then
   printf '\nInstructions/packet by object: the driver'"'"'s own (with what it inlines from DPDK'"'"'s headers) / DPDK'"'"'s libraries (librte_*: mempool, mbuf, ethdev) / the benchmark (the inlined ethdev dispatch) / other (libc)\n\n'
+  [ $scaling = 0 ] || printf '| ports | queues '
   printf '| frame | burst | offloads | driver | function | total | driver / DPDK libraries / benchmark / other |\n'
+  [ $scaling = 0 ] || printf '|---|---'
   printf '|---|---|---|---|---|---|---|\n'
   printf '%s\n' "${split_rows[@]}"
 fi

@@ -186,6 +186,19 @@ class Device {
   // Poll mode: the device samples each context's page in `poll`. Exact only with one writer per
   // slot, so while it is on a context may hold one SQ and one RQ (more: EBUSY, doc/emulator.md).
   virtual void set_poll_doorbells(bool on) = 0;
+  // Poll mode under lockstep (doc/emulator.md "Lockstep"): a context may hold several SQs and RQs.
+  // The verbs layer traps the context's stores from each queue creation until the application's
+  // next step (`hold_doorbell_page`, `release_doorbell_page`), so the doorbells a port start rings
+  // on every queue at once all arrive; afterwards the application steps the device between two
+  // doorbells of one slot (one burst per queue, then a step).
+  virtual void set_shared_doorbell_slots(bool on) = 0;
+  // Poll mode: samples the context's page one last time, then leaves it alone while the verbs layer
+  // traps its stores into `ring`.
+  virtual void hold_doorbell_page(uint32_t context_id) = 0;
+  // After `hold_doorbell_page`, the page writable again and its trapped stores rung: each slot
+  // takes the last value rung into it (what the stores would have left there), and sampling goes on
+  // from it.
+  virtual void release_doorbell_page(uint32_t context_id) = 0;
 
   // ---- data path (device thread)
   // ----------------------------------------------------------------- Processes pending doorbells,

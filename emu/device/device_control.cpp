@@ -124,8 +124,14 @@ int DeviceImpl::close_context(uint32_t context_id) {
     contexts_.erase(context_id);
     return 0;
   }
-  if (ctx->users != 0) return EBUSY;
+  // Refused, but the verbs layer unmaps the page all the same (ibv_close_device frees the
+  // context): no longer sampled, no longer written.
   erase_value(context_list_, ctx);
+  if (ctx->users != 0) {
+    ctx->page = nullptr;
+    ctx->held = false;
+    return EBUSY;
+  }
   contexts_.erase(context_id);
   return 0;
 }
@@ -343,7 +349,7 @@ void DeviceImpl::release_vport(Port& port) {
 // Poll mode sees only the last store of each doorbell slot, so it is exact only with one writer per
 // slot (doc/emulator.md): one SQ and one RQ per context. Trap mode has no such limit.
 bool DeviceImpl::poll_mode_allows(const Context& ctx, uint32_t new_sqs, uint32_t new_rqs) const {
-  if (!poll_doorbells_.load(std::memory_order_relaxed)) return true;
+  if (!poll_doorbells_.load(std::memory_order_relaxed) || shared_doorbell_slots_) return true;
   if (ctx.sqs + new_sqs <= 1 && ctx.rqs + new_rqs <= 1) return true;
   std::fprintf(
       stderr,
@@ -596,6 +602,11 @@ void DeviceImpl::disassociate_all() {
 bool DeviceImpl::present() const { return present_; }
 
 void DeviceImpl::set_poll_doorbells(bool on) { poll_doorbells_ = on; }
+
+void DeviceImpl::set_shared_doorbell_slots(bool on) {
+  std::lock_guard g(lock_);
+  shared_doorbell_slots_ = on;
+}
 
 bool DeviceImpl::context_disassociated(uint32_t context_id) {
   std::lock_guard g(lock_);

@@ -25,9 +25,40 @@ unsigned DeviceImpl::drain_doorbells() {
   DoorbellStore s;
   while (doorbells_.pop(&s)) {
     apply_doorbell(s.context_id, s.offset, s.value);
+    note_rung(s);
     ++n;
   }
   return n;
+}
+
+// A held page (poll mode, stores trapped for now): the slot's last value, for the release.
+void DeviceImpl::note_rung(const DoorbellStore& s) {
+  if (!poll_doorbells_.load(std::memory_order_relaxed)) return;
+  Context* ctx = find_context(s.context_id);
+  if (ctx == nullptr || !ctx->held) return;
+  for (unsigned i = 0; i < ctx->last_sampled.size(); ++i)
+    if (kDoorbellSlots[i] == s.offset) ctx->last_sampled[i] = s.value;
+}
+
+void DeviceImpl::hold_doorbell_page(uint32_t context_id) {
+  std::lock_guard g(lock_);
+  Context* ctx = find_context(context_id);
+  if (ctx == nullptr || ctx->held) return;
+  // Stores made before the hold reach the device before the ones trapped after it (§4.8).
+  sample_doorbell_pages();
+  ctx->held = true;
+}
+
+void DeviceImpl::release_doorbell_page(uint32_t context_id) {
+  std::lock_guard g(lock_);
+  Context* ctx = find_context(context_id);
+  if (ctx == nullptr || !ctx->held || ctx->page == nullptr) return;
+  drain_doorbells();  // the trapped stores the device thread handed over, their values noted
+  for (unsigned i = 0; i < ctx->last_sampled.size(); ++i)
+    std::atomic_ref<uint64_t>(
+        const_cast<uint64_t&>(ctx->page[kDoorbellSlots[i] / sizeof(uint64_t)]))
+        .store(ctx->last_sampled[i], std::memory_order_relaxed);
+  ctx->held = false;
 }
 
 // Rounds until one sees no slot change (doc/hardware.md §4.8, "Order across queues"): a slot read
@@ -42,6 +73,7 @@ unsigned DeviceImpl::sample_doorbell_pages() {
 unsigned DeviceImpl::sample_doorbell_pages_once() {
   unsigned n = 0;
   for (Context* ctx : context_list_) {
+    if (ctx->held) continue;  // its stores come trapped, its page is stale
     for (unsigned s = 0; s < ctx->last_sampled.size(); ++s) {
       // Acquire: the driver wrote its WQEs before the doorbell; read them only after seeing it.
       const uint64_t v = std::atomic_ref<uint64_t>(

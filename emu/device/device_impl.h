@@ -67,6 +67,9 @@ class DeviceImpl final : public Device {
 
   void ring(uint32_t context_id, uint32_t offset, uint64_t value) override;
   void set_poll_doorbells(bool on) override;
+  void set_shared_doorbell_slots(bool on) override;
+  void hold_doorbell_page(uint32_t context_id) override;
+  void release_doorbell_page(uint32_t context_id) override;
   void set_disassociate_destroy(bool frees) override;
   bool context_disassociated(uint32_t context_id) override;
   unsigned poll() override;
@@ -113,6 +116,7 @@ class DeviceImpl final : public Device {
 
   // ---- doorbells (device_doorbells.cpp)
   unsigned drain_doorbells();
+  void note_rung(const DoorbellStore& s);
   unsigned sample_doorbell_pages();       // until a round sees no change
   unsigned sample_doorbell_pages_once();  // one read of every context's slots
   // Applies every doorbell stored before a destroy call, so that none outlives its queue.
@@ -165,6 +169,7 @@ class DeviceImpl final : public Device {
   mutable std::mutex lock_;
   std::atomic<bool> present_{true};
   std::atomic<bool> poll_doorbells_{false};
+  bool shared_doorbell_slots_ = false;  // under lock_
   bool disassociate_frees_ = true;
   DoorbellQueue doorbells_;
   uint64_t bad_doorbells_ = 0;

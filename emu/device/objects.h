@@ -22,8 +22,9 @@ struct Context {
   uint32_t id = 0;
   volatile uint64_t* page = nullptr;
   std::array<uint64_t, 3> last_sampled{};  // SQ, RQ, CQ slots as last seen in poll mode
-  uint32_t users = 0;                      // PDs, CQs, WQs, QPs created in it
-  uint32_t sqs = 0, rqs = 0;               // instantiated queues ringing through this page
+  bool held = false;          // poll mode: its stores are trapped for now, its page not sampled
+  uint32_t users = 0;         // PDs, CQs, WQs, QPs created in it
+  uint32_t sqs = 0, rqs = 0;  // instantiated queues ringing through this page
   // Hot removal disassociated it (doc/hardware.md §2.7): its hardware is gone, every create fails
   // and every destroy of its objects frees the object and answers EIO, as uverbs does.
   bool disassociated = false;

@@ -13,6 +13,7 @@
 #include "doorbell/trap.h"
 #include "verbs/cmd_fd.h"
 #include "verbs/exports.h"
+#include "verbs/held_doorbells.h"
 #include "verbs/real_verbs.h"
 #include "verbs/runtime.h"
 
@@ -107,7 +108,7 @@ int arm_doorbells(EmuContext* ctx, bool poll) {
   header->context_id = ctx->context_id;
   header->trap = poll ? 0 : 1;
   header->magic = kCmdFdMagic;
-  if (poll) return 0;
+  if (poll) return Runtime::get()->lockstep_poll() ? held_doorbells_open(ctx) : 0;
   auto* fifo = doorbell::DoorbellFifo::init(cmd_fifo_memory(ctx->cmd_map), kCmdFifoCapacity);
   if (fifo == nullptr) return ENOMEM;
   if (!Runtime::get()->thread().add_fifo(ctx->device, fifo)) return ENOSPC;
@@ -131,6 +132,7 @@ void stop_trapping(EmuContext* ctx) {
 }
 
 void teardown_doorbells(EmuContext* ctx) {
+  held_doorbells_close(ctx);
   stop_trapping(ctx);
   unmap_doorbell_page(ctx->db_page);
   unmap_cmd_region(ctx->cmd_map);

@@ -14,5 +14,7 @@ MANA_EMU_EXPORT int mana_emu_step(void) {
   using mana::emu::verbs::Runtime;
   Runtime* runtime = Runtime::get();
   if (runtime == nullptr || !runtime->thread().lockstep()) return -1;
-  return static_cast<int>(runtime->thread().step());
+  const auto work = static_cast<int>(runtime->thread().step());
+  runtime->release_held_doorbells();  // the start's doorbells are in: sampling from now on
+  return work;
 }

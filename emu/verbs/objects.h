@@ -15,7 +15,10 @@
 
 namespace mana::emu {
 class Device;
+namespace doorbell {
+class DoorbellFifo;
 }
+}  // namespace mana::emu
 
 namespace mana::emu::verbs {
 
@@ -43,6 +46,10 @@ struct EmuContext {
   manadv_ctx_allocators allocators{};    // set by manadv_set_context_attr
   uint32_t live_sqs = 0;                 // poll-mode doorbells allow one SQ and one RQ
   uint32_t live_wqs = 0;
+  // Lockstep with polled doorbells (held_doorbells.h): the FIFO of the held page's stores, and
+  // whether the page is held (trapped) now.
+  mana::emu::doorbell::DoorbellFifo* held_fifo = nullptr;
+  bool doorbells_held = false;
   std::mutex async_lock;
   std::deque<ibv_async_event> async_events;  // counted by the async_fd semaphore eventfd
 };

@@ -57,7 +57,7 @@ ibv_qp* create_raw_qp(ibv_context* context, ibv_pd* pd, const ibv_qp_init_attr& 
   const uint32_t sge = attr.cap.max_send_sge;
   if (!has_allocators(ctx) || !ppd->parent) return errno = EINVAL, nullptr;
   if (!libmana_sq_ok(wr, sge, rt->libmana_max_wr())) return errno = EINVAL, nullptr;
-  if (!rt->admit_queue("SQ (raw QP)", ctx->live_sqs)) return errno = EINVAL, nullptr;
+  if (!rt->admit_queue(ctx, "SQ (raw QP)", ctx->live_sqs)) return errno = EINVAL, nullptr;
 
   auto* qp = new EmuQp();
   init_qp(qp, context, pd, IBV_QPT_RAW_PACKET, attr.qp_context, attr.send_cq, attr.recv_cq);

@@ -2,6 +2,7 @@
 #include "verbs/runtime.h"
 
 #include "config/sysfs_tree.h"
+#include "verbs/held_doorbells.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -88,7 +89,8 @@ bool Runtime::load(const char* path) {
   return true;
 }
 
-bool Runtime::admit_queue(const char* what, uint32_t live) const {
+bool Runtime::admit_queue(EmuContext* ctx, const char* what, uint32_t live) {
+  if (lockstep_poll()) return hold_doorbells(ctx);
   if (live == 0 || !poll_doorbells()) return true;
   fprintf(stderr,
           "mana-emu: a second %s on one verbs context is refused with --doorbell poll: its "
@@ -129,6 +131,7 @@ int Runtime::acquire_device(VfRuntime& vf, Device** out) {
       return ENODEV;
     }
     device->set_poll_doorbells(poll_doorbells());
+    device->set_shared_doorbell_slots(lockstep_poll());
     device->set_disassociate_destroy(destroy_result(EIO) == 0);
     vf.owner_lock_fd = fd;
     vf.device = std::move(device);
@@ -141,7 +144,15 @@ int Runtime::acquire_device(VfRuntime& vf, Device** out) {
 }
 
 void Runtime::settle_doorbells() {
-  if (!poll_doorbells()) thread_.settle();
+  // Lockstep: held pages' stores wait in FIFOs too (drained here, no thread to wait for).
+  if (!poll_doorbells() || thread_.lockstep()) thread_.settle();
+}
+
+void Runtime::release_held_doorbells() {
+  if (held_pages_.load(std::memory_order_relaxed) == 0) return;
+  std::lock_guard<std::mutex> guard(lock_);
+  for (auto& vf : vfs_)
+    for (EmuContext* ctx : vf->contexts) release_doorbells(ctx);
 }
 
 void Runtime::context_opened(EmuContext* ctx) { ctx->vf->contexts.push_back(ctx); }

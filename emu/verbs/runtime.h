@@ -4,6 +4,7 @@
 // hold `lock()`; the data path never takes it.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -66,7 +67,15 @@ class Runtime {
   // Poll-mode doorbells: all SQs (all RQs) of a context share one slot of the doorbell page,
   // which a sampling device follows only with a single writer. False (with one line on stderr
   // naming the reason and the fix) when `live` queues of that kind already exist in poll mode.
-  bool admit_queue(const char* what, uint32_t live) const;
+  // Under lockstep any number is admitted and the context's page is held until the next step
+  // (held_doorbells.h).
+  bool admit_queue(EmuContext* ctx, const char* what, uint32_t live);
+  // Lockstep with polled doorbells: several queues share a slot (held_doorbells.h).
+  bool lockstep_poll() const { return poll_doorbells() && thread_.lockstep(); }
+  // Counts held pages (held_doorbells.cpp), so that a step without any skips the lock.
+  void doorbells_held(int delta) { held_pages_.fetch_add(delta, std::memory_order_relaxed); }
+  // Lockstep, after a step: every held page is released (sampled again).
+  void release_held_doorbells();
 
   const std::vector<EmuDevice*>& devices() const { return devices_; }
   bool vf_listed(unsigned vf) const;  // its sysfs entry exists (not hot-removed)
@@ -102,6 +111,7 @@ class Runtime {
   std::vector<std::unique_ptr<VfRuntime>> vfs_;
   std::vector<EmuDevice*> devices_;
   DeviceThread thread_;
+  std::atomic<int> held_pages_{0};
   std::unique_ptr<ControlServer> control_;
 };
 

@@ -32,7 +32,7 @@ ibv_wq* op_create_wq(ibv_context* context, ibv_wq_init_attr* attr) {
   if (!libmana_rq_ok(attr->max_wr, attr->max_sge, rt->libmana_max_wr())) {
     return errno = EINVAL, nullptr;
   }
-  if (!rt->admit_queue("RQ (WQ)", ctx->live_wqs)) return errno = EINVAL, nullptr;
+  if (!rt->admit_queue(ctx, "RQ (WQ)", ctx->live_wqs)) return errno = EINVAL, nullptr;
 
   auto* wq = new EmuWq();
   wq->count = attr->max_wr;

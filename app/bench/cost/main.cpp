@@ -10,7 +10,9 @@
 //
 //   mana_cost_bench --pmd NAME=PLUGIN [--pmd NAME=PLUGIN ...] [--via NAME=PROGRAM ...]
 //                   [--rounds N] [--packets N] [--sizes 64,512,1518] [--bursts 32,8]
-//                   [--mana-emu PATH] [--smoke]
+//                   [--queues 1,2,4,8,16] [--ports 1|2] [--mana-emu PATH] [--smoke]
+// --queues: RX and TX queues per port, RSS spreading the frames (doc/performance.md "Scaling with
+// queues and ports"); --ports 2: the emulated VF's two ports (mana-emu run --ports 2).
 // PLUGIN "vdev:net_null" measures DPDK's net_null instead (no plugin, the emulated VF unused): the
 // driver-independent floor of the ethdev dispatch and the mbuf library. `--via NAME=PROGRAM`
 // (words split at spaces) runs NAME's rounds as `PROGRAM --round ...` instead of under this
@@ -36,6 +38,9 @@
 namespace mana_bench {
 namespace {
 
+constexpr unsigned kMaxQueues = 16;  // per port
+constexpr unsigned kMaxPorts = 2;
+
 struct Driver {
   std::string name, plugin;
   std::string via;  // the program that runs this driver's rounds, or "" (mana-emu + this binary)
@@ -48,6 +53,8 @@ struct Options {
   unsigned long long packets = 100000;
   std::vector<unsigned> sizes = {64, 512, 1518};
   std::vector<unsigned> bursts = {32, 8};
+  std::vector<unsigned> queues = {1};
+  unsigned ports = 1;
   bool smoke = false;
   std::vector<std::string> round_options;  // --ptypes, --fast-free, --prepare: passed to each round
 };
@@ -63,6 +70,7 @@ bool is_round_switch(const std::string& k, const std::string& v) {
 struct Config {
   unsigned size, burst;
   bool offloads;
+  unsigned queues;
 };
 
 struct Cell {  // one driver, one configuration, every round
@@ -76,8 +84,8 @@ int usage(const std::string& why) {
       stderr,
       "mana_cost_bench: %s\nusage: mana_cost_bench --pmd NAME=PLUGIN [--pmd ...] "
       "[--via NAME=PROGRAM] [--rounds N] [--packets N] [--sizes 64,512,1518] [--bursts 32,8] "
-      "[--ptypes all|none] [--fast-free on|off] [--prepare on|off|apart] [--mana-emu PATH] "
-      "[--smoke]\n",
+      "[--ptypes all|none] [--fast-free on|off] [--prepare on|off|apart] [--queues 1,2,4,8,16] "
+      "[--ports 1|2] [--mana-emu PATH] [--smoke]\n",
       why.c_str());
   return 2;
 }
@@ -147,8 +155,11 @@ void measure(const Options& o, const Driver& d, const Config& c, unsigned round,
     if (space > pos) args.push_back(d.via.substr(pos, space - pos));
     pos = space + 1;
   }
-  if (d.via.empty())
-    args = {o.mana_emu, "run", "--lockstep", "--doorbell", "poll", "--", self_exe()};
+  if (d.via.empty()) {
+    args = {o.mana_emu, "run", "--lockstep", "--doorbell", "poll"};
+    if (o.ports > 1) args.insert(args.end(), {"--ports", std::to_string(o.ports)});
+    args.insert(args.end(), {"--", self_exe()});
+  }
   const std::vector<std::string> round_args = {"--round",
                                                "--pmd",
                                                d.plugin,
@@ -160,6 +171,10 @@ void measure(const Options& o, const Driver& d, const Config& c, unsigned round,
                                                c.offloads ? "on" : "off",
                                                "--packets",
                                                std::to_string(o.packets),
+                                               "--queues",
+                                               std::to_string(c.queues),
+                                               "--ports",
+                                               std::to_string(o.ports),
                                                "--file-prefix",
                                                prefix};
   args.insert(args.end(), round_args.begin(), round_args.end());
@@ -168,8 +183,11 @@ void measure(const Options& o, const Driver& d, const Config& c, unsigned round,
   const std::string out = run_captured(args, &status);
   RoundResult r;
   if (status != 0 || !parse_result(out, &r)) {
-    std::fprintf(stderr, "mana_cost_bench: %s, %u B, burst %u, offloads %s, round %u failed\n",
-                 d.name.c_str(), c.size, c.burst, c.offloads ? "on" : "off", round + 1);
+    std::fprintf(stderr,
+                 "mana_cost_bench: %s, %u B, burst %u, offloads %s, %u queue(s), %u port(s), "
+                 "round %u failed\n",
+                 d.name.c_str(), c.size, c.burst, c.offloads ? "on" : "off", c.queues, o.ports,
+                 round + 1);
     cell->failed = true;
   } else if (!r.measured) {
     cell->not_applicable = r.not_applicable;
@@ -190,9 +208,12 @@ std::string summary(std::vector<double> v) {
 
 int orchestrate(const Options& o) {
   std::vector<Config> configs;
-  for (unsigned size : o.sizes)
-    for (unsigned burst : o.bursts)
-      for (bool offloads : {false, true}) configs.push_back({size, burst, offloads});
+  for (unsigned queues : o.queues)
+    for (unsigned size : o.sizes)
+      for (unsigned burst : o.bursts)
+        for (bool offloads : {false, true}) configs.push_back({size, burst, offloads, queues});
+  // The ports and queues columns only where they vary from one queue on one port.
+  const bool scaling = o.ports != 1 || o.queues != std::vector<unsigned>{1};
   std::vector<std::vector<Cell>> cells(configs.size(), std::vector<Cell>(o.drivers.size()));
   for (unsigned round = 0; round < o.rounds; round++) {
     for (size_t c = 0; c < configs.size(); c++) {
@@ -207,8 +228,10 @@ int orchestrate(const Options& o) {
       "TSC cycles per packet in rte_eth_rx_burst and rte_eth_tx_prepare+rte_eth_tx_burst, "
       "median (min-max) of %u round(s) of %llu packets\n\n",
       o.rounds, o.packets);
+  if (scaling) std::printf("| ports | queues ");
   std::printf(
       "| frame | burst | offloads | driver | rx_burst cycles/pkt | tx_burst cycles/pkt |\n");
+  if (scaling) std::printf("|---|---");
   std::printf("|---|---|---|---|---|---|\n");
   bool failed = false;
   std::vector<bool> measured(o.drivers.size(), false);
@@ -224,6 +247,7 @@ int orchestrate(const Options& o) {
         measured[d] = true;
       }
       failed |= cell.failed;
+      if (scaling) std::printf("| %u | %u ", o.ports, configs[c].queues);
       std::printf("| %u B | %u | %s | %s | %s | %s |\n", configs[c].size, configs[c].burst,
                   configs[c].offloads ? "on" : "off", o.drivers[d].name.c_str(), rx.c_str(),
                   tx.c_str());
@@ -240,8 +264,8 @@ int orchestrate(const Options& o) {
 }
 
 // The child: `--round --pmd PLUGIN --size S --burst B --offloads on|off --packets N
-// --file-prefix P [--ptypes all|none] [--fast-free on|off] [--prepare on|off|apart]`, run under
-// mana-emu run --lockstep.
+// --file-prefix P [--ptypes all|none] [--fast-free on|off] [--prepare on|off|apart] [--queues N]
+// [--ports N]`, run under mana-emu run --lockstep (--ports N for N ports).
 int round_main(const std::vector<std::string>& args) {
   RoundConfig c;
   for (size_t i = 0; i + 1 < args.size(); i += 2) {
@@ -260,6 +284,10 @@ int round_main(const std::vector<std::string>& args) {
       c.burst = static_cast<uint16_t>(n);
     } else if (k == "--packets" && parse_number(v, &n)) {
       c.packets = n;
+    } else if (k == "--queues" && parse_number(v, &n) && n <= kMaxQueues) {
+      c.queues = static_cast<uint16_t>(n);
+    } else if (k == "--ports" && parse_number(v, &n) && n <= kMaxPorts) {
+      c.ports = static_cast<uint16_t>(n);
     } else if (k == "--ptypes" && (v == "all" || v == "none")) {
       c.no_ptypes = v == "none";
     } else if (k == "--fast-free" && (v == "on" || v == "off")) {
@@ -317,6 +345,10 @@ int main(int argc, char** argv) {
         return usage("--sizes: frame sizes 64..1518");
     } else if (k == "--bursts") {
       if (!parse_list(v, 64, &o.bursts)) return usage("--bursts: bursts 1..64");
+    } else if (k == "--queues") {
+      if (!parse_list(v, kMaxQueues, &o.queues)) return usage("--queues: queue counts 1..16");
+    } else if (k == "--ports" && parse_number(v, &n) && n <= kMaxPorts) {
+      o.ports = static_cast<unsigned>(n);
     } else if (is_round_switch(k, v)) {
       o.round_options.insert(o.round_options.end(), {k, v});
     } else {

@@ -23,6 +23,11 @@ struct RoundConfig {
   // packets).
   enum class Prepare : uint8_t { kWith, kNone, kApart };
   Prepare prepare = Prepare::kWith;
+  // RX and TX queues per port (RSS spreads the frames: each TX queue's frames carry a UDP source
+  // port that hashes to the RX queue of the same index), and ports (the emulated VF's, each on its
+  // own loop wire). Every step sends one burst on every TX queue of every port.
+  uint16_t queues = 1;
+  uint16_t ports = 1;
 };
 
 // Runs the round and prints its one result line to stdout (round_result.h); returns the process

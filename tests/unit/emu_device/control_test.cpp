@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Control calls: objects, ids, limits and errnos of mana_ib (doc/hardware.md §3.4, §6.1, §6.2).
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 
 #include <cerrno>
 #include <set>
@@ -288,6 +289,22 @@ TEST(DeviceControl, PolledDoorbellsAllowOneSqAndOneRqPerContext) {
   d.dev().set_poll_doorbells(true);
   TxQueue again(d, 2);
   EXPECT_EQ(again.status, 0);
+}
+
+// ibv_close_device unmaps the doorbell page even when the device refuses the close (objects left):
+// a polling device must not read it afterwards.
+TEST(DeviceControl, AContextClosedWithObjectsLeftIsNoLongerSampled) {
+  Driver d(test_config(1));
+  d.dev().set_poll_doorbells(true);
+  void* page = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(page, MAP_FAILED);
+  uint32_t ctx = 0, pd = 0;
+  ASSERT_EQ(d.dev().open_context(static_cast<volatile uint64_t*>(page), &ctx), 0);
+  ASSERT_EQ(d.dev().alloc_pd(ctx, &pd), 0);
+  EXPECT_EQ(d.dev().close_context(ctx), EBUSY);
+  munmap(page, 4096);
+  d.dev().poll();  // faulted on the unmapped page
+  EXPECT_EQ(d.dev().dealloc_pd(pd), 0);
 }
 
 }  // namespace

@@ -42,6 +42,9 @@ class FakeDevice : public Device {
   int destroy_qp(uint32_t) override { return EOPNOTSUPP; }
   void ring(uint32_t, uint32_t, uint64_t) override {}
   void set_poll_doorbells(bool) override {}
+  void set_shared_doorbell_slots(bool) override {}
+  void hold_doorbell_page(uint32_t) override {}
+  void release_doorbell_page(uint32_t) override {}
   void set_disassociate_destroy(bool) override {}
   bool context_disassociated(uint32_t) override { return false; }
   unsigned poll() override { return 0; }
