@@ -133,23 +133,36 @@ def test_probe_before_the_netdev_then_after_its_rename():
     expect(not any("mana-emu: cannot write" in line for line in p.lines), "the emulator failed", p)
 
 
-def test_the_driver_recovers_over_a_late_netdev():
-    """The driver's own recovery (recovery_timeout, 600 s by default) keeps the port over the removal and brings
-    it back once the late, renamed netdev and its RDMA device are there; the link reads up on the
-    netdev's final name. DPDK 26.07's net_mana: its one probe 15 s after the removal finds them."""
+def removed_under_testpmd(delay_ms, prefix):
+    """Interactive testpmd on a VF whose netdev comes `delay_ms` after a hot add (renamed a second
+    later), the VF then removed: the process and the index of the first line after the removal
+    showed (the link down; DPDK's ERR_RECOVERING on a net_mana with a recovery of its own). Skips
+    DPDK's net_mana without one."""
     if harness.SYSTEM_PMD and not DPDK_RECOVERS:
         raise harness.Skip(f"DPDK {harness.DPDK_VERSION[0]}.{harness.DPDK_VERSION[1]}'s net_mana "
                            "has no recovery: it raises the removal event when the VF goes")
     p = testpmd_on_emu(["--ports", "1", "--ifname", "enP30832s1",
-                        "--hw", "netdev-delay-ms=1000", "--hw", "netdev-rename-ms=1000"],
-                       "late-netdev-recovery", ["-i"],
+                        "--hw", f"netdev-delay-ms={delay_ms}", "--hw", "netdev-rename-ms=1000"],
+                       prefix, ["-i"],
                        eal_extra=["-a", EMU_BDF, "--log-level=pmd.net.mana.driver:info"],
                        interactive=True, lcores="2@0,3@1")
     p.wait_for(rf"Port 0: {emu_mac(0).upper()}")
     mark = len(p.lines)
     emu_ctl(p, "remove", "0")
-    p.wait_for(RECOVERING if DPDK_RECOVERS else LSC, start=mark, timeout=30)  # the link goes down
-    mark = p.last_index + 1
+    p.wait_for(RECOVERING if DPDK_RECOVERS else LSC, start=mark, timeout=30)
+    return p, p.last_index + 1
+
+
+def expect_link_up(p):
+    lines = command(p, "show port info 0", r"^Link status:")
+    expect(lines[-1].split(":", 1)[1].strip() == "up", "the link not up after the recovery", p)
+
+
+def test_the_driver_recovers_over_a_late_netdev():
+    """The driver's own recovery (recovery_timeout, 600 s by default) keeps the port over the removal and brings
+    it back once the late, renamed netdev and its RDMA device are there; the link reads up on the
+    netdev's final name. DPDK 26.07's net_mana: its one probe 15 s after the removal finds them."""
+    p, mark = removed_under_testpmd(1000, "late-netdev-recovery")
     emu_ctl(p, "add", "0")
     if DPDK_RECOVERS:
         p.wait_for(RECOVERED, start=mark, timeout=DPDK_RESET_WAIT_S + 30)
@@ -159,8 +172,7 @@ def test_the_driver_recovers_over_a_late_netdev():
         p.wait_for(r"port 0 \((eth\d+|enP30832s1)\): the VF is back on RDMA device", start=mark,
                    timeout=60)
         p.wait_for(LSC, start=mark, timeout=30)  # and up again with it
-    lines = command(p, "show port info 0", r"^Link status:")
-    expect(lines[-1].split(":", 1)[1].strip() == "up", "the link not up after the recovery", p)
+    expect_link_up(p)
     p.send("quit")
     status = p.finish()
     if DPDK_RECOVERS:
@@ -178,20 +190,8 @@ def test_a_netdev_later_than_dpdks_recovery_wait():
     hardware.md §9.25): our recovery waits for it (recovery_timeout 600 s) and brings the port back
     with the link up; 26.07's one probe finds no RDMA device and its recovery fails for good
     (RECOVERY_FAILED), the VF that comes after it never taken again."""
-    if harness.SYSTEM_PMD and not DPDK_RECOVERS:
-        raise harness.Skip(f"DPDK {harness.DPDK_VERSION[0]}.{harness.DPDK_VERSION[1]}'s net_mana "
-                           "has no recovery: it raises the removal event when the VF goes")
     delay_ms = (DPDK_RESET_WAIT_S + 3) * 1000
-    p = testpmd_on_emu(["--ports", "1", "--ifname", "enP30832s1",
-                        "--hw", f"netdev-delay-ms={delay_ms}", "--hw", "netdev-rename-ms=1000"],
-                       "late-netdev-after-15s", ["-i"],
-                       eal_extra=["-a", EMU_BDF, "--log-level=pmd.net.mana.driver:info"],
-                       interactive=True, lcores="2@0,3@1")
-    p.wait_for(rf"Port 0: {emu_mac(0).upper()}")
-    mark = len(p.lines)
-    emu_ctl(p, "remove", "0")
-    p.wait_for(RECOVERING if DPDK_RECOVERS else LSC, start=mark, timeout=30)
-    mark = p.last_index + 1
+    p, mark = removed_under_testpmd(delay_ms, "late-netdev-after-15s")
     started = time.monotonic()
     emu_ctl(p, "add", "0")
     if DPDK_RECOVERS:
@@ -215,8 +215,7 @@ def test_a_netdev_later_than_dpdks_recovery_wait():
                timeout=delay_ms / 1000 + 60)
     expect(time.monotonic() - started >= delay_ms / 1000, "the port came back before its netdev", p)
     p.wait_for(LSC, start=mark, timeout=30)  # the link up again with it
-    lines = command(p, "show port info 0", r"^Link status:")
-    expect(lines[-1].split(":", 1)[1].strip() == "up", "the link not up after the recovery", p)
+    expect_link_up(p)
     p.send("quit")
     expect(p.finish() == 0, "testpmd failed", p)
 
