@@ -199,10 +199,6 @@ __attribute__((noinline)) bool rx_cqe_slow(RxQueue& q, Burst& b, const hw::Cqe* 
   return false;
 }
 
-// The bits of dw15 a CQE of this RQ must match (rx_vec.h).
-constexpr unsigned kOwnerShift = kRxOwnerShift;
-constexpr uint32_t kCqeCheckMask = kRxOwnerCheckMask;
-
 // How many CQEs from the head the NIC has completed for this RQ, up to `max`: the owner bits of
 // each (the same value until the CQ wraps) and its queue, one compare per entry, then one read
 // barrier for the batch (doc/hardware.md §4.5). Each owner word is read once: the entry that ends
@@ -222,16 +218,17 @@ inline unsigned cq_ready(const RxQueue& q, Burst& b, unsigned max) {
     constexpr unsigned kStride = sizeof(hw::Cqe) / 4;
     const uint32_t* const first = cq.ring[head & cq.mask].dw + hw::Cqe::kOwnerDword;
     const uint32_t* const end = first + in_lap * kStride;
-    const uint32_t want = lap << kOwnerShift | q.rq.id;
-    // Non-zero when the entry whose owner word is `v` is not a CQE of this lap for this RQ.
-    const auto other = [want](uint32_t v) { return (v ^ want) & kCqeCheckMask; };
+    const uint32_t want = rx_owner_word(head, cq.log2_count, q.rq.id);
+    // Non-zero when the entry whose owner word is `v` is not a CQE of this lap for this RQ (the
+    // bits of rx_vec.h kRxOwnerCheckMask).
+    const auto other = [want](uint32_t v) { return (v ^ want) & kRxOwnerCheckMask; };
     const auto at = [](const uint32_t* e) { return __atomic_load_n(e, __ATOMIC_RELAXED); };
     const uint32_t* p = first;
 #if defined(__x86_64__)
     // AVX2: eight entries per gather and test while eight remain; the loops below go on from
     // there.
     if constexpr (S == RxSimd::kAvx2)
-      p += rx_vec_ready_avx2(first, in_lap, want, kCqeCheckMask) * kStride;
+      p += rx_vec_ready_avx2(first, in_lap, want, kRxOwnerCheckMask) * kStride;
 #endif
     // Four entries per check while four remain.
     while (end - p >= 4 * kStride && (other(at(p)) | other(at(p + kStride)) |
