@@ -40,6 +40,10 @@
 #       ports of the emulated VF; a step sends a burst on every TX queue of every port
 #       (doc/performance.md "Scaling with queues and ports")
 #   scripts/bench-cost.sh --callgrind [packets] --drivers ours[,dpdk]   only those drivers' rows
+#   scripts/bench-cost.sh [--callgrind [packets]] --simd-bitwidth 64|128|256|512   each round's EAL
+#                                                       with --force-max-simd-bitwidth: 128 runs
+#                                                       ours on SSE4.1 rather than AVX2, 64 on the
+#                                                       scalar RX path (default: the EAL's, 256)
 #   scripts/bench-cost.sh --compare [--packets N] [--rounds N] [--tsc-packets N] [TX options]
 #       one table against the targets: RX and TX with offloads off and on, 64 B, burst 32; ours,
 #       DPDK 22.11's net_mana and net_null; instructions/packet in the driver's object (callgrind,
@@ -80,8 +84,8 @@ if [ "${1:-}" = --compare ]; then
       --packets) cg_packets=$2 ;;
       --rounds) rounds=$2 ;;
       --tsc-packets) tsc_packets=$2 ;;
-      --ptypes | --fast-free | --prepare) pass+=("$1" "$2") ;;
-      *) die "--compare: unknown option $1 (--packets N, --rounds N, --tsc-packets N, --ptypes, --fast-free, --prepare)" ;;
+      --ptypes | --fast-free | --prepare | --simd-bitwidth) pass+=("$1" "$2") ;;
+      *) die "--compare: unknown option $1 (--packets N, --rounds N, --tsc-packets N, --ptypes, --fast-free, --prepare, --simd-bitwidth)" ;;
     esac
     shift 2 || die "--compare: $1 needs a value"
   done
@@ -238,6 +242,7 @@ if [ $# -gt 0 ] && [[ $1 != --* ]]; then
   shift
 fi
 sizes="64 512 1518" bursts="32 8" split=0 ptypes=all fast_free=off prepare=on queues=1 ports=1 only=
+simd=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --split) split=1; shift; continue ;;
@@ -247,6 +252,7 @@ while [ $# -gt 0 ]; do
     --ptypes) ptypes=$2 ;;
     --fast-free) fast_free=$2 ;;
     --prepare) prepare=$2 ;;
+    --simd-bitwidth) simd=(--simd-bitwidth "$2") ;;
     --sizes) sizes=${2//,/ } ;;
     --bursts) bursts=${2//,/ } ;;
     *) die "--callgrind: unknown option $1" ;;
@@ -324,7 +330,7 @@ for queue in $queues; do
           cells=()
           for fn in bench_rx bench_tx; do
             out=$(callgrind_round $fn "$i" --size "$size" --burst "$burst" --offloads $offloads \
-              --packets "$packets" --ptypes "$ptypes" --fast-free "$fast_free" --prepare "$prepare" --queues "$queue" --ports "$ports" --file-prefix "mana-cost-cg-$$" 2>"$work/stderr") \
+              --packets "$packets" --ptypes "$ptypes" --fast-free "$fast_free" --prepare "$prepare" "${simd[@]}" --queues "$queue" --ports "$ports" --file-prefix "mana-cost-cg-$$" 2>"$work/stderr") \
               || { cat "$work/stderr" >&2; die "$driver $size B burst $burst offloads $offloads, $queue queue(s), $ports port(s) failed"; }
             if [[ $out == n/a* ]]; then
               cells+=("${out}")

@@ -13,6 +13,8 @@
 //                   [--queues 1,2,4,8,16] [--ports 1|2] [--mana-emu PATH] [--smoke]
 // --queues: RX and TX queues per port, RSS spreading the frames (doc/performance.md "Scaling with
 // queues and ports"); --ports 2: the emulated VF's two ports (mana-emu run --ports 2).
+// --simd-bitwidth N: each round's EAL gets --force-max-simd-bitwidth=N, which caps the vector
+// implementation a driver picks (128: SSE4.1 rather than AVX2; doc/guide.md "RX implementation").
 // PLUGIN "vdev:net_null" measures DPDK's net_null instead (no plugin, the emulated VF unused): the
 // driver-independent floor of the ethdev dispatch and the mbuf library. `--via NAME=PROGRAM`
 // (words split at spaces) runs NAME's rounds as `PROGRAM --round ...` instead of under this
@@ -56,7 +58,8 @@ struct Options {
   std::vector<unsigned> queues = {1};
   unsigned ports = 1;
   bool smoke = false;
-  std::vector<std::string> round_options;  // --ptypes, --fast-free, --prepare: passed to each round
+  std::vector<std::string> round_options;  // --ptypes, --fast-free, --prepare, --simd-bitwidth:
+                                           // passed to each round
 };
 
 // The round options the parent passes through unchanged, with their values.
@@ -64,6 +67,7 @@ bool is_round_switch(const std::string& k, const std::string& v) {
   if (k == "--ptypes") return v == "all" || v == "none";
   if (k == "--fast-free") return v == "on" || v == "off";
   if (k == "--prepare") return v == "on" || v == "off" || v == "apart";
+  if (k == "--simd-bitwidth") return v == "64" || v == "128" || v == "256" || v == "512";
   return false;
 }
 
@@ -84,7 +88,8 @@ int usage(const std::string& why) {
       stderr,
       "mana_cost_bench: %s\nusage: mana_cost_bench --pmd NAME=PLUGIN [--pmd ...] "
       "[--via NAME=PROGRAM] [--rounds N] [--packets N] [--sizes 64,512,1518] [--bursts 32,8] "
-      "[--ptypes all|none] [--fast-free on|off] [--prepare on|off|apart] [--queues 1,2,4,8,16] "
+      "[--ptypes all|none] [--fast-free on|off] [--prepare on|off|apart] "
+      "[--simd-bitwidth 64|128|256|512] [--queues 1,2,4,8,16] "
       "[--ports 1|2] [--mana-emu PATH] [--smoke]\n",
       why.c_str());
   return 2;
@@ -265,7 +270,8 @@ int orchestrate(const Options& o) {
 
 // The child: `--round --pmd PLUGIN --size S --burst B --offloads on|off --packets N
 // --file-prefix P [--ptypes all|none] [--fast-free on|off] [--prepare on|off|apart] [--queues N]
-// [--ports N]`, run under mana-emu run --lockstep (--ports N for N ports).
+// [--ports N] [--simd-bitwidth 64|128|256|512]`, run under mana-emu run --lockstep (--ports N for
+// N ports).
 int round_main(const std::vector<std::string>& args) {
   RoundConfig c;
   for (size_t i = 0; i + 1 < args.size(); i += 2) {
@@ -296,6 +302,8 @@ int round_main(const std::vector<std::string>& args) {
       c.prepare = v == "on"    ? RoundConfig::Prepare::kWith
                   : v == "off" ? RoundConfig::Prepare::kNone
                                : RoundConfig::Prepare::kApart;
+    } else if (k == "--simd-bitwidth" && is_round_switch(k, v) && parse_number(v, &n)) {
+      c.simd_bitwidth = static_cast<uint16_t>(n);
     } else {
       return usage("--round: bad option " + k + " " + v);
     }

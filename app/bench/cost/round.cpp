@@ -335,6 +335,8 @@ int run_round(const RoundConfig& c) {
   std::vector<std::string> args = {
       "mana_cost_bench", "-l",          "0",           "--no-huge", "-m", "256",
       "--file-prefix",   c.file_prefix, "--log-level", "*:error"};
+  if (c.simd_bitwidth != 0)
+    args.push_back("--force-max-simd-bitwidth=" + std::to_string(c.simd_bitwidth));
   const bool vdev = c.pmd.starts_with(kVdevPrefix);
   if (vdev) {  // DPDK's own vdev (net_null): the emulated VF unused
     args.push_back("--no-pci");

@@ -28,6 +28,9 @@ struct RoundConfig {
   // own loop wire). Every step sends one burst on every TX queue of every port.
   uint16_t queues = 1;
   uint16_t ports = 1;
+  // EAL --force-max-simd-bitwidth (64, 128, 256, 512), or 0 for the EAL's default: which of a
+  // driver's vector implementations runs (doc/guide.md "RX implementation").
+  uint16_t simd_bitwidth = 0;
 };
 
 // Runs the round and prints its one result line to stdout (round_result.h); returns the process
