@@ -384,7 +384,7 @@ struct FastState {
   uint64_t bytes;
   rte_mbuf** out;
   uint32_t buf_len;
-  uint32_t owner;  // the AVX2 kernel's: the owner word of the run's lap (rx_vec.h RxVecMeta)
+  uint32_t owner;  // the x86 kernels': the owner word of the run's lap (rx_vec.h RxVecMeta)
 };
 
 // Takes the common CQEs (okay, one packet that fits its buffer) of a run from `first` where
@@ -482,7 +482,8 @@ inline const hw::Cqe* take_fast(RxQueue& q, Burst& b, unsigned ready) {
     rte_mbuf** slot = mbufs + (tail & desc_mask);
     const unsigned run =
         RTE_MIN(ready, RTE_MIN(cq_mask + 1 - (head & cq_mask), desc_mask + 1 - (tail & desc_mask)));
-    if constexpr (S == RxSimd::kAvx2) s.owner = rx_owner_word(head, q.cq.log2_count, q.rq.id);
+    if constexpr (S == RxSimd::kAvx2 || S == RxSimd::kSse41)
+      s.owner = rx_owner_word(head, q.cq.log2_count, q.rq.id);
     const unsigned done =
         s.meta.l3_from_frame
             ? take_run<S, kChecksum, kRssHash, kVlanStrip, true>(q, s, first, slot, run, &other)
@@ -498,18 +499,20 @@ inline const hw::Cqe* take_fast(RxQueue& q, Burst& b, unsigned ready) {
   return other;
 }
 
-// AVX2, first in a burst: the kernel alone takes groups of four from the CQ's head while they are
-// completed common CQEs of the current flags (rx_vec.h rx_vec_first_avx2). It checks each group's
-// owner words itself, so that a burst of common CQEs needs neither the poll (cq_ready) nor the run
-// set-up (take_fast); the batches after it take what it leaves, as in the other implementations.
-// Packets whose VLAN tag goes back into the frame are the scalar path's (meta_key).
+// x86, first in a burst: the kernel alone takes groups of four from the CQ's head while they are
+// completed common CQEs of the current flags (rx_vec.h rx_vec_first_avx2, rx_vec_first_sse). It
+// checks each group's owner words itself, so that a burst of common CQEs needs neither the poll
+// (cq_ready) nor the run set-up (take_fast); the batches after it take what it leaves, as in the
+// other implementations. Packets whose VLAN tag goes back into the frame are the scalar path's
+// (meta_key).
 template <RxSimd S>
 inline void take_vec_first(RxQueue& q, Burst& b) {
 #if defined(__x86_64__)
-  if constexpr (S == RxSimd::kAvx2) {
+  if constexpr (S == RxSimd::kAvx2 || S == RxSimd::kSse41) {
     if (q.meta.tag_back) return;
-    const RxVecTaken t = rx_vec_first_avx2(q, b.pkts + b.out,
-                                           RTE_MIN(b.budget - b.out, q.rq.head_bu - q.rq.tail_bu));
+    const unsigned want = RTE_MIN(b.budget - b.out, q.rq.head_bu - q.rq.tail_bu);
+    const RxVecTaken t = S == RxSimd::kAvx2 ? rx_vec_first_avx2(q, b.pkts + b.out, want)
+                                            : rx_vec_first_sse(q, b.pkts + b.out, want);
     b.out += t.cqes;
     b.bytes += t.bytes;
   }
@@ -530,7 +533,7 @@ uint16_t rx_burst_inside(RxQueue& q, rte_mbuf** pkts, uint16_t nb_pkts) {
   // consumes one WQE); a slow CQE ends its batch, so that the next one is sized again. At most one
   // lap of the CQ per burst (CQEs that consume no WQE cost no budget).
   const uint32_t head0 = q.cq.head;
-  if constexpr (S == RxSimd::kAvx2) {
+  if constexpr (S == RxSimd::kAvx2 || S == RxSimd::kSse41) {
     if (more) take_vec_first<S>(q, b);
   }
   while (more && q.cq.head - head0 <= q.cq.mask) {

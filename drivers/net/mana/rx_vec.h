@@ -18,8 +18,8 @@ namespace mana {
 
 // What a kernel writes into every mbuf of a run: the queue's rearm word and the metadata of the
 // flags word `dw1` (priv.h RxMeta), and the buffer size a packet must fit. `owner`: the owner word
-// (dw15) a completed CQE of this RQ carries in the run's lap, under kRxOwnerCheckMask (the AVX2
-// kernel checks it; the others run on CQEs known to be completed).
+// (dw15) a completed CQE of this RQ carries in the run's lap, under kRxOwnerCheckMask (the x86
+// kernels check it; the Neon one runs on CQEs known to be completed).
 struct RxVecMeta {
   uint64_t rearm;
   uint64_t ol_flags;
@@ -40,7 +40,7 @@ inline constexpr uint32_t kRxOwnerCheckMask =
     7u << kRxOwnerShift | hw::Cqe::IsSq::set(0, 1) | hw::kQueueIdMask;
 
 // The owner word of a completed CQE of RQ `rq_id` at free-running CQ index `head` (always inlined:
-// the AVX2 code uses it too).
+// the x86 kernels use it too).
 __attribute__((always_inline)) inline uint32_t rx_owner_word(uint32_t head, unsigned log2_count,
                                                              uint32_t rq_id) {
   return ((head >> log2_count) & hw::kOwnerMask) << kRxOwnerShift | rq_id;
@@ -58,9 +58,9 @@ struct RxVecTaken {
 };
 
 // The kernels: from `cqe` (at most `n`, neither the CQ nor `slot` wrapping), groups of four whose
-// CQEs all carry `m.dw1` and one packet of 1..buf_len bytes. SSE4.1 and Neon: every one of the `n`
-// completed. AVX2: each group's owner words are read first (x86 keeps loads in order) and must
-// match `m.owner`, so that it may run on CQEs nobody polled yet. The mbufs of
+// CQEs all carry `m.dw1` and one packet of 1..buf_len bytes. Neon: every one of the `n`
+// completed. SSE4.1 and AVX2: each group's owner words are read first (x86 keeps loads in order)
+// and must match `m.owner`, so that they may run on CQEs nobody polled yet. The mbufs of
 // `slot` get the metadata (hash.rss the CQE's hash, as the scalar path writes it) and go to `out`;
 // `kL3FromFrame`: the L3 packet type comes from the frame's EtherType (rx_cqe.h RxPtype). Stops
 // at the first group with any other CQE.
@@ -88,11 +88,12 @@ MANA_KERNEL RxVecTaken rx_vec_take_neon(const RxVecMeta& m, const hw::Cqe* cqe,
 
 struct RxQueue;
 
-// AVX2, first in a burst (rx_burst.cpp take_vec_first): the kernel on the CQ from its head, run
-// after run, while the groups are completed common CQEs of the queue's current flags (q.meta, its
-// VLAN tag not to be put back), at most `want` CQEs. Advances the CQ head and the RQ tail past what
-// it took; the mbufs go to `out`.
+// AVX2 and SSE4.1, first in a burst (rx_burst.cpp take_vec_first): the kernel on the CQ from its
+// head, run after run, while the groups are completed common CQEs of the queue's current flags
+// (q.meta, its VLAN tag not to be put back), at most `want` CQEs. Advances the CQ head and the RQ
+// tail past what it took; the mbufs go to `out`.
 MANA_AVX2 RxVecTaken rx_vec_first_avx2(RxQueue& q, rte_mbuf** out, unsigned want);
+MANA_SSE41 RxVecTaken rx_vec_first_sse(RxQueue& q, rte_mbuf** out, unsigned want);
 
 // AVX2 helpers of the rest of the burst (rx_burst.cpp). rx_vec_ready_avx2: of the `n` CQEs whose
 // owner words (dw15) start at `owner`, how many lead in groups of eight whose every owner word
