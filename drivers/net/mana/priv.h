@@ -139,10 +139,13 @@ struct alignas(RTE_CACHE_LINE_SIZE) RxQueue {
   // Cache line 1: refill and the rare paths.
   WorkQueue rq;
   rte_mempool* mp;
-  uint32_t free_thresh;  // refill once this many WQEs were consumed (rx_free_thresh)
   uint32_t lkey;  // the pool's one lkey, written once into every WQE; kInvalidLkey: per buffer
+  // From an mbuf of the pool to its frame (buf_addr + headroom) when that is the same for every
+  // mbuf (rx_queue.cpp pool_frame_offset); 0: each mbuf's buf_addr is read.
+  uint32_t frame_offset;
   const hw::Cqe* partial_cqe;  // a coalesced CQE whose packets did not all fit in the last burst
-  uint32_t partial_next;       // its next packet_info index
+  uint16_t free_thresh;        // refill once this many WQEs were consumed (rx_free_thresh)
+  uint16_t partial_next;       // its next packet_info index
   uint16_t port_id;
   uint16_t queue_id;
   // Cache line 2 on.

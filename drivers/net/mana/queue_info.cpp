@@ -27,7 +27,7 @@ void rxq_info_get(rte_eth_dev* dev, uint16_t idx, rte_eth_rxq_info* info) {
   info->nb_desc = static_cast<uint16_t>(q.nb_desc);
   info->rx_buf_size = static_cast<uint16_t>(q.buf_len);
   info->scattered_rx = 0;
-  info->conf.rx_free_thresh = static_cast<uint16_t>(q.free_thresh);
+  info->conf.rx_free_thresh = q.free_thresh;
   info->conf.rx_drop_en = 1;
   info->conf.rx_deferred_start = q.deferred_start;
   info->conf.offloads = dev->data->dev_conf.rxmode.offloads;

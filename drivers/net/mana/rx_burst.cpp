@@ -152,7 +152,7 @@ __attribute__((noinline)) void save_partial(RxQueue& q, const Burst& b, const hw
     cqe = copy;
   }
   q.partial_cqe = cqe;
-  q.partial_next = k;
+  q.partial_next = static_cast<uint16_t>(k);
 }
 
 // Every CQE the fast path does not take: coalesced, zero-length, oversize, error completions, and
@@ -348,7 +348,7 @@ inline void refill(RxQueue& q, Burst& b, const ProcessPrivate& pp) {
       uint8_t* sge = ring + wqe_index * hw::kBasicUnit + kRxSgeOffset;
 #if defined(__x86_64__)
       if constexpr (S == RxSimd::kAvx2) {
-        rx_vec_post_avx2(fresh + i, slot, sge, run);
+        rx_vec_post_avx2(fresh + i, slot, sge, run, q.frame_offset);
         i += run;
         head += run;
         continue;
@@ -450,7 +450,7 @@ inline unsigned take_run(RxQueue& q, FastState& s, const hw::Cqe* const first, r
     for (;;) {
       if (run - done >= 4 && s.key == s.meta.dw1) {
         const RxVecMeta m{s.rearm,   s.meta.ol_flags, s.meta.dw1, s.meta.ptype,
-                          s.buf_len, s.meta.vlan_tci, s.owner};
+                          s.buf_len, s.meta.vlan_tci, s.owner,    q.frame_offset};
         const RxVecTaken t =
             vec_take<S, kL3FromFrame>(m, first + done, slot + done, s.out, run - done);
         done += t.cqes;

@@ -69,6 +69,15 @@ uint32_t pool_lkey(RxQueue& q, const MrRegistrar& r) {
   return s.lkey;
 }
 
+// Where a pool's mbufs keep their frames: rte_pktmbuf_init puts every mbuf's buffer right after
+// the mbuf and its private area, and a detach puts it back there, so buf_addr + headroom is the
+// same offset from every mbuf. A pool of pinned external buffers (rte_pktmbuf_pool_create_extbuf)
+// has its buffers elsewhere: 0, and the burst reads each buf_addr.
+uint32_t pool_frame_offset(rte_mempool* mp) {
+  if ((rte_pktmbuf_priv_flags(mp) & RTE_PKTMBUF_POOL_F_PINNED_EXT_BUF) != 0) return 0;
+  return static_cast<uint32_t>(sizeof(rte_mbuf) + rte_pktmbuf_priv_size(mp) + RTE_PKTMBUF_HEADROOM);
+}
+
 // The rearm_data of a received mbuf, as rte_pktmbuf_reset leaves it.
 uint64_t rearm_template(uint16_t port_id) {
   rte_mbuf m{};
@@ -196,6 +205,7 @@ int rx_ring_fill(RxQueue& q, const MrRegistrar& r) {
   mr_queue_cache_sync(q.mr, q.priv->mr);  // only its own pool's ranges: once per start is enough
   q.rearm = rearm_template(q.port_id);
   q.lkey = pool_lkey(q, r);
+  q.frame_offset = pool_frame_offset(q.mp);
   q.recycled = 0;
   q.meta.variant = 0;
   write_wqe_templates(q);
@@ -219,6 +229,11 @@ int rx_ring_fill(RxQueue& q, const MrRegistrar& r) {
                      q.queue_id, q.mp->name);
         return -EFAULT;
       }
+      // A pool whose own init put a buffer elsewhere: every buf_addr is read.
+      if (q.frame_offset != 0 &&
+          reinterpret_cast<uintptr_t>(bufs[i]->buf_addr) + RTE_PKTMBUF_HEADROOM !=
+              reinterpret_cast<uintptr_t>(bufs[i]) + q.frame_offset)
+        q.frame_offset = 0;
       uint8_t* sge = rx_post(q, bufs[i]);
       if (q.lkey == kInvalidLkey) rx_set_lkey(sge, lkey);
     }
@@ -279,7 +294,7 @@ int rx_queue_setup(rte_eth_dev* dev, uint16_t idx, uint16_t nb_desc, unsigned so
   q->desc_mask = n - 1;
   q->nb_desc = n;
   q->buf_len = data_room - RTE_PKTMBUF_HEADROOM;
-  q->free_thresh = rx_free_thresh_for(conf->rx_free_thresh, n);
+  q->free_thresh = static_cast<uint16_t>(rx_free_thresh_for(conf->rx_free_thresh, n));
   q->port_id = priv->port_id;
   q->queue_id = idx;
   q->mp = mp;

@@ -19,7 +19,9 @@ namespace mana {
 // What a kernel writes into every mbuf of a run: the queue's rearm word and the metadata of the
 // flags word `dw1` (priv.h RxMeta), and the buffer size a packet must fit. `owner`: the owner word
 // (dw15) a completed CQE of this RQ carries in the run's lap, under kRxOwnerCheckMask (the x86
-// kernels check it; the Neon one runs on CQEs known to be completed).
+// kernels check it; the Neon one runs on CQEs known to be completed). `frame_offset`: from an mbuf
+// to its frame when the pool's layout gives it (priv.h RxQueue::frame_offset; the AVX2 kernel uses
+// it), else 0.
 struct RxVecMeta {
   uint64_t rearm;
   uint64_t ol_flags;
@@ -28,6 +30,7 @@ struct RxVecMeta {
   uint32_t buf_len;
   uint16_t vlan_tci;
   uint32_t owner;
+  uint32_t frame_offset;
 };
 
 // Where dw15 keeps the owner bits (its top 3).
@@ -102,7 +105,8 @@ MANA_SSE41 RxVecTaken rx_vec_first_sse(RxQueue& q, rte_mbuf** out, unsigned want
 // (32 bytes) apart; neither ring wraps.
 MANA_AVX2 unsigned rx_vec_ready_avx2(const uint32_t* owner, unsigned n, uint32_t want,
                                      uint32_t mask);
-MANA_AVX2 void rx_vec_post_avx2(rte_mbuf* const* fresh, rte_mbuf** slot, uint8_t* sge, unsigned n);
+MANA_AVX2 void rx_vec_post_avx2(rte_mbuf* const* fresh, rte_mbuf** slot, uint8_t* sge, unsigned n,
+                                uint32_t frame_offset);
 
 // The mbuf fields the kernels store at once: rearm_data and ol_flags (16 bytes), then packet_type,
 // pkt_len, data_len, vlan_tci and hash.rss (16 bytes).

@@ -80,10 +80,18 @@ MANA_AVX2 MANA_INLINE inline RxVecTaken take_groups(const RxVecMeta& m, const hw
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), mbufs);
     __m128i l3 = _mm_setzero_si128();
     if constexpr (kL3FromFrame) {
-      // Each mbuf's buf_addr (at offset 0), then the 4 bytes at the frame's EtherType: two gathers.
-      const __m256i bufs = _mm256_i64gather_epi64(static_cast<const long long*>(nullptr), mbufs, 1);
-      const __m128i et = _mm256_i64gather_epi32(
-          reinterpret_cast<const int*>(uintptr_t{RTE_PKTMBUF_HEADROOM + 12}), bufs, 1);
+      // The 4 bytes at each frame's EtherType: one gather at a known offset from the mbufs, or
+      // two through their buf_addr (at offset 0).
+      __m128i et;
+      if (m.frame_offset != 0) {
+        et = _mm256_i64gather_epi32(reinterpret_cast<const int*>(uintptr_t{m.frame_offset} + 12),
+                                    mbufs, 1);
+      } else {
+        const __m256i bufs =
+            _mm256_i64gather_epi64(static_cast<const long long*>(nullptr), mbufs, 1);
+        et = _mm256_i64gather_epi32(
+            reinterpret_cast<const int*>(uintptr_t{RTE_PKTMBUF_HEADROOM + 12}), bufs, 1);
+      }
       l3 = x86::l3_of_frames(_mm_and_si128(et, _mm_set1_epi32(0xffff)));
     }
     // [packet_type | data_len, vlan_tci] and [pkt_len | hash.rss], one mbuf per lane; interleaved
@@ -114,7 +122,8 @@ MANA_AVX2 RxVecTaken rx_vec_first_avx2(RxQueue& q, rte_mbuf** out, unsigned want
   rte_mbuf** const mbufs = q.mbufs;
   const uint32_t cq_mask = q.cq.mask, desc_mask = q.desc_mask;
   uint32_t head = q.cq.head, tail = q.rq.tail_bu;
-  RxVecMeta m{q.rearm, meta.ol_flags, meta.dw1, meta.ptype, q.buf_len, meta.vlan_tci, 0};
+  RxVecMeta m{q.rearm,   meta.ol_flags, meta.dw1, meta.ptype,
+              q.buf_len, meta.vlan_tci, 0,        q.frame_offset};
   RxVecTaken all{0, 0};
   // Runs where neither the CQ nor the mbuf ring wraps; a run's lap is one owner word.
   while (want - all.cqes >= 4) {
@@ -158,16 +167,22 @@ MANA_AVX2 unsigned rx_vec_ready_avx2(const uint32_t* owner, unsigned n, uint32_t
   return i;
 }
 
-MANA_AVX2 void rx_vec_post_avx2(rte_mbuf* const* fresh, rte_mbuf** slot, uint8_t* sge, unsigned n) {
+MANA_AVX2 void rx_vec_post_avx2(rte_mbuf* const* fresh, rte_mbuf** slot, uint8_t* sge, unsigned n,
+                                uint32_t frame_offset) {
   static_assert(offsetof(rte_mbuf, buf_addr) == 0);
   const __m256i headroom = _mm256_set1_epi64x(RTE_PKTMBUF_HEADROOM);
+  const __m256i offset = _mm256_set1_epi64x(frame_offset);
   unsigned i = 0;
   for (; n - i >= 4; i += 4, sge += 4 * hw::kBasicUnit) {
     const __m256i m = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(fresh + i));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(slot + i), m);
-    // Each buffer's buf_addr (offset 0 of its mbuf) in one gather, plus the headroom.
-    const __m256i a = _mm256_add_epi64(
-        _mm256_i64gather_epi64(static_cast<const long long*>(nullptr), m, 1), headroom);
+    // Each buffer's frame: at the known offset from its mbuf, or its buf_addr (offset 0 of the
+    // mbuf, one gather) plus the headroom.
+    const __m256i a =
+        frame_offset != 0
+            ? _mm256_add_epi64(m, offset)
+            : _mm256_add_epi64(_mm256_i64gather_epi64(static_cast<const long long*>(nullptr), m, 1),
+                               headroom);
     const __m128i lo = _mm256_castsi256_si128(a), hi = _mm256_extracti128_si256(a, 1);
     _mm_storel_epi64(reinterpret_cast<__m128i*>(sge), lo);
     _mm_storeh_pd(reinterpret_cast<double*>(sge + hw::kBasicUnit), _mm_castsi128_pd(lo));

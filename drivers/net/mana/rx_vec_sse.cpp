@@ -84,7 +84,8 @@ MANA_SSE41 RxVecTaken rx_vec_first_sse(RxQueue& q, rte_mbuf** out, unsigned want
   rte_mbuf** const mbufs = q.mbufs;
   const uint32_t cq_mask = q.cq.mask, desc_mask = q.desc_mask;
   uint32_t head = q.cq.head, tail = q.rq.tail_bu;
-  RxVecMeta m{q.rearm, meta.ol_flags, meta.dw1, meta.ptype, q.buf_len, meta.vlan_tci, 0};
+  RxVecMeta m{q.rearm,   meta.ol_flags, meta.dw1, meta.ptype,
+              q.buf_len, meta.vlan_tci, 0,        q.frame_offset};
   RxVecTaken all{0, 0};
   // Runs where neither the CQ nor the mbuf ring wraps; a run's lap is one owner word.
   while (want - all.cqes >= 4) {

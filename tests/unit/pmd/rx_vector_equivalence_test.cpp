@@ -5,12 +5,15 @@
 // the counters and the ring must be the same. The streams mix long runs of the completions the
 // kernels take (so that groups of four form, in and out of step with the ring's wrap) with every
 // other kind: coalesced and zero-length CQEs, error types, oversize lengths, flag changes, tags to
-// put back, misdirected, stale and overflowed entries, and offload changes. A variant this CPU or
+// put back, misdirected, stale and overflowed entries, and offload changes. The vector queue's pool
+// is laid out as the scalar one's, with a private area, or with its buffers moved into that area
+// (where a kernel that assumed the layout would post the wrong addresses). A variant this CPU or
 // build lacks is skipped, visibly.
 #include <array>
 #include <cstring>
 #include <iterator>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -57,19 +60,34 @@ struct Side {
   eth_rx_burst_t burst = nullptr;
 };
 
+// How the vector queue's pool keeps its buffers.
+enum class PoolLayout { kPlain, kPrivateArea, kMovedBuffers };
+constexpr uint16_t kPrivateArea = 64;
+using Variant = std::tuple<RxSimd, PoolLayout>;
+
 class RxVectorEquivalence : public mana_test::FakePort,
-                            public ::testing::WithParamInterface<RxSimd> {
+                            public ::testing::WithParamInterface<Variant> {
  protected:
   void SetUp() override {
-    if (!rx_simd_supported(GetParam()))
-      GTEST_SKIP() << rx_simd_name(GetParam()) << ": not in this build or not on this CPU";
+    if (!rx_simd_supported(simd()))
+      GTEST_SKIP() << rx_simd_name(simd()) << ": not in this build or not on this CPU";
     FakePort::SetUp();
     ref_.pool = pool_;
     char name[32];
     snprintf(name, sizeof(name), "vec_pool_%u", pool_serial_++);
+    const PoolLayout layout = std::get<1>(GetParam());
     vec_.pool =
-        rte_pktmbuf_pool_create(name, kPoolSize, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+        rte_pktmbuf_pool_create(name, kPoolSize, 0, layout == PoolLayout::kPlain ? 0 : kPrivateArea,
+                                RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
     ASSERT_NE(vec_.pool, nullptr);
+    if (layout == PoolLayout::kMovedBuffers)  // each buffer starts in its mbuf's private area
+      rte_mempool_obj_iter(
+          vec_.pool,
+          [](rte_mempool*, void*, void* obj, unsigned) {
+            auto* m = static_cast<rte_mbuf*>(obj);
+            m->buf_addr = static_cast<uint8_t*>(m->buf_addr) - kPrivateArea;
+          },
+          nullptr);
     for (Side* s : {&ref_, &vec_}) {
       rte_mempool_obj_iter(
           s->pool,
@@ -82,6 +100,13 @@ class RxVectorEquivalence : public mana_test::FakePort,
       s->rxq.start(state_);
     }
     state_.pool = ref_.pool;
+    // Where the queue takes each frame from: the pool's layout, or every buf_addr.
+    const uint32_t at_mbuf_end = sizeof(rte_mbuf) + RTE_PKTMBUF_HEADROOM;
+    EXPECT_EQ(ref_.rxq.q.frame_offset, at_mbuf_end);
+    EXPECT_EQ(vec_.rxq.q.frame_offset, layout == PoolLayout::kPlain ? at_mbuf_end
+                                       : layout == PoolLayout::kPrivateArea
+                                           ? at_mbuf_end + kPrivateArea
+                                           : 0u);
     select_offloads(7);
   }
   void TearDown() override {
@@ -95,12 +120,14 @@ class RxVectorEquivalence : public mana_test::FakePort,
     FakePort::TearDown();
   }
 
+  static RxSimd simd() { return std::get<0>(GetParam()); }
+
   void select_offloads(uint32_t bits) {
     const uint64_t offloads = ((bits & 1) ? RTE_ETH_RX_OFFLOAD_CHECKSUM : 0) |
                               ((bits & 2) ? RTE_ETH_RX_OFFLOAD_RSS_HASH : 0) |
                               ((bits & 4) ? RTE_ETH_RX_OFFLOAD_VLAN_STRIP : 0);
     ref_.burst = select_rx_burst(offloads, RxSimd::kScalar);
-    vec_.burst = select_rx_burst(offloads, GetParam());
+    vec_.burst = select_rx_burst(offloads, simd());
     ASSERT_NE(ref_.burst, vec_.burst);
   }
 
@@ -192,8 +219,9 @@ class RxVectorEquivalence : public mana_test::FakePort,
     vec_.rxq.cq.write_next(e, bad);
   }
 
-  // The frames the NIC wrote: each posted buffer gets an EtherType (the L3 type of CQEs that do
-  // not name it is read there) and a pattern, by WQE index, the same in both rings.
+  // The frames the NIC wrote, where each posted WQE's SGE points (which must be its mbuf's
+  // buffer after the headroom): an EtherType (the L3 type of CQEs that do not name it is read
+  // there) and a pattern, by WQE index, the same in both rings.
   void write_frames(FuzzInput& in) {
     const unsigned pick = in.next();
     for (Side* s : {&ref_, &vec_}) {
@@ -201,7 +229,9 @@ class RxVectorEquivalence : public mana_test::FakePort,
       for (uint32_t w = q.rq.tail_bu; w != q.rq.head_bu; w++) {
         const auto v = reinterpret_cast<uintptr_t>(q.mbufs[w & q.desc_mask]);
         auto* m = reinterpret_cast<rte_mbuf*>(v & ~kRecycledTag);
-        uint8_t* f = static_cast<uint8_t*>(m->buf_addr) + RTE_PKTMBUF_HEADROOM;
+        auto* f = reinterpret_cast<uint8_t*>(s->rxq.wqe_sge(w).address);
+        ASSERT_EQ(f, static_cast<uint8_t*>(m->buf_addr) + RTE_PKTMBUF_HEADROOM)
+            << (s == &ref_ ? "scalar" : "vector") << " queue, WQE " << w;
         for (unsigned b = 0; b < kCompared; b++) f[b] = static_cast<uint8_t>(w * 7 + b);
         const uint16_t et = kEthertypes[(w + pick) % std::size(kEthertypes)];
         f[12] = static_cast<uint8_t>(et >> 8);
@@ -316,7 +346,7 @@ TEST_P(RxVectorEquivalence, SameResultsAsScalar) {
   });
   std::printf(
       "%s vs scalar: seed %u, %u steps, %u bursts, %llu packets, %llu errors, %llu nombuf\n",
-      rx_simd_name(GetParam()), walk.seed, walk.steps, bursts_,
+      rx_simd_name(simd()), walk.seed, walk.steps, bursts_,
       static_cast<unsigned long long>(packets_),
       static_cast<unsigned long long>(ref_.rxq.q.stats.errors),
       static_cast<unsigned long long>(ref_.rxq.q.stats.nombuf));
@@ -325,20 +355,21 @@ TEST_P(RxVectorEquivalence, SameResultsAsScalar) {
   EXPECT_GT(packets_, uint64_t{walk.steps} * 4);
 }
 
-INSTANTIATE_TEST_SUITE_P(Variants, RxVectorEquivalence,
-                         ::testing::Values(RxSimd::kSse41, RxSimd::kAvx2, RxSimd::kNeon),
-                         [](const ::testing::TestParamInfo<RxSimd>& p) {
-                           switch (p.param) {
-                             case RxSimd::kSse41:
-                               return std::string("Sse41");
-                             case RxSimd::kAvx2:
-                               return std::string("Avx2");
-                             case RxSimd::kNeon:
-                               return std::string("Neon");
-                             default:
-                               return std::string("Scalar");
-                           }
-                         });
+std::string variant_name(const ::testing::TestParamInfo<Variant>& info) {
+  const RxSimd simd = std::get<0>(info.param);
+  const char* const layouts[] = {"", "PrivateArea", "MovedBuffers"};
+  return std::string(simd == RxSimd::kSse41  ? "Sse41"
+                     : simd == RxSimd::kAvx2 ? "Avx2"
+                                             : "Neon") +
+         layouts[static_cast<int>(std::get<1>(info.param))];
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Variants, RxVectorEquivalence,
+    ::testing::Combine(::testing::Values(RxSimd::kSse41, RxSimd::kAvx2, RxSimd::kNeon),
+                       ::testing::Values(PoolLayout::kPlain, PoolLayout::kPrivateArea,
+                                         PoolLayout::kMovedBuffers)),
+    variant_name);
 
 }  // namespace
 
