@@ -500,21 +500,41 @@ inline const hw::Cqe* take_fast(RxQueue& q, Burst& b, unsigned ready) {
 }
 
 // x86, first in a burst: the kernel alone takes groups of four from the CQ's head while they are
-// completed common CQEs of the current flags (rx_vec.h rx_vec_first_avx2, rx_vec_first_sse). It
-// checks each group's owner words itself, so that a burst of common CQEs needs neither the poll
-// (cq_ready) nor the run set-up (take_fast); the batches after it take what it leaves, as in the
-// other implementations. Packets whose VLAN tag goes back into the frame are the scalar path's
-// (meta_key).
+// completed common CQEs of the current flags, run after run (where neither the CQ nor the mbuf
+// ring wraps; a run's lap is one owner word). It checks each group's owner words itself, so that a
+// burst of common CQEs needs neither the poll (cq_ready) nor the run set-up (take_fast); the
+// batches after it take what it leaves, as in the other implementations. Packets whose VLAN tag
+// goes back into the frame are the scalar path's (meta_key).
 template <RxSimd S>
 inline void take_vec_first(RxQueue& q, Burst& b) {
 #if defined(__x86_64__)
   if constexpr (S == RxSimd::kAvx2 || S == RxSimd::kSse41) {
-    if (q.meta.tag_back) return;
+    const RxMeta& meta = q.meta;
+    if (meta.tag_back) return;
     const unsigned want = RTE_MIN(b.budget - b.out, q.rq.head_bu - q.rq.tail_bu);
-    const RxVecTaken t = S == RxSimd::kAvx2 ? rx_vec_first_avx2(q, b.pkts + b.out, want)
-                                            : rx_vec_first_sse(q, b.pkts + b.out, want);
-    b.out += t.cqes;
-    b.bytes += t.bytes;
+    const uint32_t cq_mask = q.cq.mask, desc_mask = q.desc_mask;
+    uint32_t head = q.cq.head, tail = q.rq.tail_bu;
+    RxVecMeta m{q.rearm,   meta.ol_flags, meta.dw1, meta.ptype,
+                q.buf_len, meta.vlan_tci, 0,        q.frame_offset};
+    unsigned taken = 0;
+    while (want - taken >= 4) {
+      const unsigned run = RTE_MIN(want - taken, RTE_MIN(cq_mask + 1 - (head & cq_mask),
+                                                         desc_mask + 1 - (tail & desc_mask)));
+      m.owner = rx_owner_word(head, q.cq.log2_count, q.rq.id);
+      const hw::Cqe* const first = q.cq.ring + (head & cq_mask);
+      rte_mbuf* const* const slot = q.mbufs + (tail & desc_mask);
+      rte_mbuf** const out = b.pkts + b.out + taken;
+      const RxVecTaken t = meta.l3_from_frame ? vec_take<S, true>(m, first, slot, out, run)
+                                              : vec_take<S, false>(m, first, slot, out, run);
+      head += t.cqes;
+      tail += t.cqes;
+      taken += t.cqes;
+      b.bytes += t.bytes;
+      if (t.cqes != run) break;
+    }
+    q.cq.head = head;
+    q.rq.tail_bu = tail;
+    b.out += taken;
   }
 #endif
 }

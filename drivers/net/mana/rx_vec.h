@@ -89,15 +89,6 @@ template <bool kL3FromFrame>
 MANA_KERNEL RxVecTaken rx_vec_take_neon(const RxVecMeta& m, const hw::Cqe* cqe,
                                         rte_mbuf* const* slot, rte_mbuf** out, unsigned n);
 
-struct RxQueue;
-
-// AVX2 and SSE4.1, first in a burst (rx_burst.cpp take_vec_first): the kernel on the CQ from its
-// head, run after run, while the groups are completed common CQEs of the queue's current flags
-// (q.meta, its VLAN tag not to be put back), at most `want` CQEs. Advances the CQ head and the RQ
-// tail past what it took; the mbufs go to `out`.
-MANA_AVX2 RxVecTaken rx_vec_first_avx2(RxQueue& q, rte_mbuf** out, unsigned want);
-MANA_SSE41 RxVecTaken rx_vec_first_sse(RxQueue& q, rte_mbuf** out, unsigned want);
-
 // AVX2 helpers of the rest of the burst (rx_burst.cpp). rx_vec_ready_avx2: of the `n` CQEs whose
 // owner words (dw15) start at `owner`, how many lead in groups of eight whose every owner word
 // matches `want` under `mask` (one gather and one test per group). rx_vec_post_avx2: posts `n`

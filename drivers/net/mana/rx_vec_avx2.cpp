@@ -116,36 +116,6 @@ MANA_AVX2 RxVecTaken rx_vec_take_avx2(const RxVecMeta& m, const hw::Cqe* cqe, rt
   return take_groups<kL3FromFrame>(m, cqe, slot, out, n);
 }
 
-MANA_AVX2 RxVecTaken rx_vec_first_avx2(RxQueue& q, rte_mbuf** out, unsigned want) {
-  const RxMeta& meta = q.meta;
-  const hw::Cqe* const ring = q.cq.ring;
-  rte_mbuf** const mbufs = q.mbufs;
-  const uint32_t cq_mask = q.cq.mask, desc_mask = q.desc_mask;
-  uint32_t head = q.cq.head, tail = q.rq.tail_bu;
-  RxVecMeta m{q.rearm,   meta.ol_flags, meta.dw1, meta.ptype,
-              q.buf_len, meta.vlan_tci, 0,        q.frame_offset};
-  RxVecTaken all{0, 0};
-  // Runs where neither the CQ nor the mbuf ring wraps; a run's lap is one owner word.
-  while (want - all.cqes >= 4) {
-    const unsigned run = RTE_MIN(want - all.cqes, RTE_MIN(cq_mask + 1 - (head & cq_mask),
-                                                          desc_mask + 1 - (tail & desc_mask)));
-    m.owner = rx_owner_word(head, q.cq.log2_count, q.rq.id);
-    const hw::Cqe* const first = ring + (head & cq_mask);
-    rte_mbuf* const* const slot = mbufs + (tail & desc_mask);
-    const RxVecTaken t = meta.l3_from_frame
-                             ? take_groups<true>(m, first, slot, out + all.cqes, run)
-                             : take_groups<false>(m, first, slot, out + all.cqes, run);
-    head += t.cqes;
-    tail += t.cqes;
-    all.cqes += t.cqes;
-    all.bytes += t.bytes;
-    if (t.cqes != run) break;
-  }
-  q.cq.head = head;
-  q.rq.tail_bu = tail;
-  return all;
-}
-
 template RxVecTaken rx_vec_take_avx2<false>(const RxVecMeta&, const hw::Cqe*, rte_mbuf* const*,
                                             rte_mbuf**, unsigned);
 template RxVecTaken rx_vec_take_avx2<true>(const RxVecMeta&, const hw::Cqe*, rte_mbuf* const*,
