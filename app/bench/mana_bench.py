@@ -28,6 +28,7 @@ from pathlib import Path
 TOP = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(TOP / "tests" / "integration"))
 import harness  # noqa: E402
+import testpmd_cli  # noqa: E402
 from harness import EMU_BDF, Program  # noqa: E402
 
 
@@ -70,7 +71,7 @@ def measure(argv, seconds, in_flight_bursts, on_emulator=False):
 
 def sample(p):
     """Total RX packets over all ports."""
-    return sum(s.get("RX-packets", 0) for s in harness.show_port_stats(p).values())
+    return sum(s.get("RX-packets", 0) for s in testpmd_cli.show_port_stats(p).values())
 
 
 def testpmd(prefix, eal, size, desc):

@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "device/prefetch.h"
+
 namespace mana::emu {
 
 namespace {
@@ -31,6 +33,12 @@ void cq_reset(Cq& cq) {
 
 void cq_post(Cq& cq, const hw::Cqe& cqe, uint32_t wq_id, bool is_sq) {
   hw::Cqe& dst = cq.ring[cq.slot];
+  // The slot a few CQEs on: the driver read it on the last lap (device/prefetch.h).
+  constexpr uint32_t kAhead = 4;
+  if (cq.count > kAhead) {
+    const uint32_t ahead = cq.slot + kAhead;
+    prefetch_for_write(&cq.ring[ahead < cq.count ? ahead : ahead - cq.count]);
+  }
   // One fixed-size copy of the dwords before the owner dword: inlined (a loop became a libc call).
   std::memcpy(dst.dw, cqe.dw, hw::Cqe::kOwnerDword * sizeof(dst.dw[0]));
   uint32_t last = hw::Cqe::WqNum::set(0, wq_id);

@@ -49,6 +49,7 @@ void DeviceImpl::drop_unsteered_frames(Port& port) {
 
 bool DeviceImpl::claim_rx_wqe(Port& port, Rq& rq, RxBuffer* b) {
   if (rq.dead || rq.pending_bu() == 0) return false;
+  prefetch_ring_ahead(rq);
   b->status = {hw::kCqeRxOkay};
   b->capacity = 0;
   b->corrupt = !read_wqe(rq, &b->wqe);
@@ -65,6 +66,7 @@ bool DeviceImpl::claim_rx_wqe(Port& port, Rq& rq, RxBuffer* b) {
     return true;
   }
   read_sgl(rq, w, b->sges, w.num_sge ? w.num_sge : 1);
+  prefetch_first_buffer(rq, (w.offset_bu + w.size_bu) & kBuMask, true);
   const bool keys_invalid = port.faults.rx_bad_lkey_count != 0;  // consumed in deliver
   if (check_sgl(mr_table_, rq.pd_id, b->sges, w.num_sge, true, keys_invalid) != SglStatus::kOk) {
     b->status = kRxBadBuffer;

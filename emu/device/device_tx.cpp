@@ -25,6 +25,7 @@ unsigned DeviceImpl::process_sq(Sq& sq, unsigned budget) {
     // Over the port's cap (--tx-pps; shared with its synthetic NIC): the WQE waits.
     if (!(sq.port->shared_cap != nullptr ? *sq.port->shared_cap : sq.port->rate_cap).take()) break;
     ++n;
+    prefetch_ring_ahead(sq);
     WqeView w;
     if (!read_wqe(sq, &w)) {
       // The header claims more than the doorbell announced: fail the WQE and skip that work.
@@ -34,6 +35,7 @@ unsigned DeviceImpl::process_sq(Sq& sq, unsigned budget) {
       complete_tx(sq, w, kInvalidOob);
       break;
     }
+    prefetch_first_buffer(sq, (w.offset_bu + w.size_bu) & kBuMask, false);
     uint32_t dw0 = 0;
     if (w.oob_bytes >= sizeof(dw0)) std::memcpy(&dw0, w.oob, sizeof(dw0));
     const CqeStatus r = check_and_send(sq, w);
