@@ -29,6 +29,7 @@ constexpr uint32_t kMaxAdapterMtu = 9000;
 constexpr uint32_t kMaxLinkSpeedMbps = 800000;  // RTE_ETH_SPEED_NUM_800G
 constexpr uint32_t kMaxNetdevDelayMs = 600000;
 constexpr uint32_t kMaxNetdevRenameMs = 60000;
+constexpr uint32_t kMaxFatalEventDelayMs = 10000;
 
 bool number(std::string_view value, uint32_t max, uint32_t* out) {
   return parse_uint(value, max, out);
@@ -244,6 +245,12 @@ constexpr HwOption kOptions[] = {
        return number(v, kMaxNetdevRenameMs, &hw->netdev_rename_ms);
      },
      [](const HwBehaviour& hw) { return std::to_string(hw.netdev_rename_ms); }},
+    // ---- a removal's fatal event (doc/hardware.md §2.7) ----
+    {"fatal-event-delay-ms", "N (0..10000 ms after the disassociation, on remove)",
+     [](std::string_view v, HwBehaviour* hw) {
+       return number(v, kMaxFatalEventDelayMs, &hw->fatal_event_delay_ms);
+     },
+     [](const HwBehaviour& hw) { return std::to_string(hw.fatal_event_delay_ms); }},
 };
 
 std::string keys() {

@@ -103,6 +103,11 @@ struct HwBehaviour {
   // its configured name this many ms later (DPDK fdd4238fd0); its RDMA device comes after the
   // rename. 0: it appears under its configured name.
   uint32_t netdev_rename_ms = 0;
+  // ---- A removal's fatal event (doc/hardware.md §2.7) ----
+  // On `mana-emu ctl remove`, IBV_EVENT_DEVICE_FATAL reaches the contexts' async fds this many ms
+  // after they were disassociated (their creates already answer EIO): the time a program's
+  // interrupt thread takes to read it, when it is busy. 0: with the disassociation.
+  uint32_t fatal_event_delay_ms = 0;
 };
 
 }  // namespace mana::emu

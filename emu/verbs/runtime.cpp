@@ -9,11 +9,13 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <climits>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 namespace mana::emu::verbs {
 
@@ -181,7 +183,14 @@ void Runtime::start_control(unsigned vf, Device* device) {
   if (!control_) {
     ControlHooks hooks;
     hooks.presence_changed = [this](uint32_t index, bool present) {
-      if (!present) raise_device_fatal(index);
+      if (!present) {
+        // A late event (hw fatal-event-delay-ms) holds `remove`'s answer back: the control
+        // thread waits, the process's threads run on and see EIO from the VF's contexts.
+        if (index < config_.vfs.size() && config_.vfs[index].hw.fatal_event_delay_ms != 0)
+          std::this_thread::sleep_for(
+              std::chrono::milliseconds(config_.vfs[index].hw.fatal_event_delay_ms));
+        raise_device_fatal(index);
+      }
       if (const VfHooks* shared = vf_hooks()) {
         {
           std::lock_guard<std::mutex> guard(lock_);

@@ -5,9 +5,12 @@ fabric's ports. Each reply is checked to be an `ok` one before it is read."""
 
 import glob
 import json
+import os
 import subprocess
+import time
 
-from harness import EMU_BDF, MANA_EMU, Failure, child_environ, emu_ctl, expect
+from harness import (EMU_BDF, MANA_EMU, Failure, child_environ, emu_ctl, emu_ctl_begin, expect,
+                     repeat_until)
 
 # `live` of an emulator after every verbs object of a port was destroyed.
 NO_OBJECTS = {"pds": 0, "mrs": 0, "cqs": 0, "wqs": 0, "sqs": 0, "rss_qps": 0, "contexts": 0}
@@ -50,6 +53,23 @@ def netvsc_counters(p):
     """The counters of the emulated synthetic NIC 0 (mana-emu --uio-netvsc): its data path, its
     own frames."""
     return ok_json(p, "netvsc-counters", "0", "0")
+
+
+def removal_begun(p):
+    """`mana-emu ctl remove 0` under `--hw fatal-event-delay-ms`: returns once the VF is gone (its
+    PCI folder, which goes after its contexts were disassociated) and its removal event is still
+    to come; the returned process's `communicate` gives the reply, which comes with the event."""
+    removal = emu_ctl_begin(p, "remove", "0")
+    function = os.path.join(child_environ(p, "SYSFS_PCI_DEVICES"), EMU_BDF)
+    repeat_until(lambda: (time.sleep(0.01), os.path.exists(function))[1], lambda there: not there,
+                 f"{function} gone at the removal", timeout=30)
+    return removal
+
+
+def removal_answered(p, removal):
+    """The reply to removal_begun's `remove`: `ok VF 0 removed` (bounded)."""
+    reply = removal.communicate(timeout=30)[0].strip()
+    expect(reply == "ok VF 0 removed", f"remove: {reply}", p)
 
 
 def netdev_mtu(p):

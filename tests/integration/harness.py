@@ -337,6 +337,15 @@ def emu_ctl(p, *command):
     return out.stdout.strip()
 
 
+def emu_ctl_begin(p, *command):
+    """Starts one control command to the emulator under `p` without waiting for its reply (a
+    command whose reply comes late, e.g. `remove` under `--hw fatal-event-delay-ms`); its
+    `communicate(timeout=...)` gives the reply."""
+    control = child_environ(p, "MANA_EMU_CONTROL")
+    return subprocess.Popen([MANA_EMU, "ctl", "--control", control, *command],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
 def repeat_until(step, done, what, timeout=120.0):
     """Calls `step()` until `done(value)` holds for what it returned, and returns that value; fails
     after `timeout` seconds naming `what` and the last value. Each step is itself a bounded wait (a

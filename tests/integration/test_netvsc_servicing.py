@@ -24,7 +24,8 @@ testpmd forwards over a netvsc port from DPDK 23.11 on; these run with Debian 13
 import re
 import time
 
-from emulator import device_port, live, netdev_mtu, netvsc_counters
+from emulator import (device_port, live, netdev_mtu, netvsc_counters, removal_answered,
+                      removal_begun)
 import harness
 from harness import emu_ctl, expect
 from launch import SENDER
@@ -188,6 +189,39 @@ def test_removal_during_port_start():
 
 
 @needs_forwarding_testpmd
+def test_removal_event_late_in_port_start():
+    """The case above made certain: with `--hw fatal-event-delay-ms=800` the VF's contexts answer
+    EIO at `remove` and its removal event, and the host's VF note to net_netvsc after it, come
+    800 ms later (an interrupt thread late to read the event, doc/hardware.md §2.7). `port start`
+    in between reaches our start while nothing has heard of the removal: our start waits for the
+    event and succeeds with bursts returning 0, the netvsc port starts, and once forwarding runs
+    the data path is back on the VF after the add."""
+    p = netvsc_testpmd(SENDER, "loop", "mana-nvsv-late-event", ["--forward-mode=txonly"],
+                       emu_opts=[*TX_PPS, "--hw", "fatal-event-delay-ms=800"])
+    command(p, f"port stop {NETVSC_PORT}", r"^Done")
+    mark = len(p.lines)
+    removal = removal_begun(p)
+    p.send(f"port start {NETVSC_PORT}")
+    p.wait_for(r"^Done|Fail to start port", start=mark, timeout=30)
+    removal_answered(p, removal)
+    p.wait_for(r"Port 0 is closed", start=mark, timeout=30)
+    ours = [line for line in p.lines[mark:] if line.startswith("net_mana:")]
+    expect(not any("Fail to start port" in line for line in p.lines[mark:]),
+           f"the netvsc port did not start: {ours}", p)
+    expect(any("started while the VF is removed" in line for line in ours),
+           f"our start did not meet the removal: {ours}", p)
+    expect(not any("kernel interface" in line or OLD_LINE in line for line in ours),
+           f"a false vPort line or our recovery's advice: {ours}", p)
+    command(p, "start", r"txonly packet forwarding")
+    add(p, "late removal event", mark)
+    on_vf(p, "after the add")
+    vf_sends(p, "after the add", frames=1000)
+    stop_forwarding(p)
+    p.send("quit")
+    expect(p.finish() == 0, "testpmd failed", p)
+
+
+@needs_forwarding_testpmd
 def test_vf_back_while_stopped_is_not_probed_again():
     """The VF removed and added while the netvsc port is stopped: the kernel sends one PCI
     hot-add event per device (doc/hardware.md §11.12), and net_netvsc listens for it only while
@@ -278,11 +312,13 @@ def test_recovery_timeout_zero_under_netvsc():
 
 
 TESTS = [test_mtu_set_then_servicing_keeps_the_vf, test_mtu_at_start_is_taken_as_after_servicing,
-         test_removal_during_port_start, test_vf_back_while_stopped_is_not_probed_again,
+         test_removal_during_port_start, test_removal_event_late_in_port_start,
+         test_vf_back_while_stopped_is_not_probed_again,
          test_mbufs_left_after_close_are_net_netvscs, test_recovery_timeout_zero_under_netvsc]
 if harness.NETVSC_HOT_ADD_DEADLOCKS:
     TESTS = harness.not_on_this_dpdk(
         TESTS, {"test_mtu_set_then_servicing_keeps_the_vf", "test_removal_during_port_start",
+                "test_removal_event_late_in_port_start",
                 "test_mbufs_left_after_close_are_net_netvscs", "test_recovery_timeout_zero_under_netvsc"},
         "it re-adds the VF under a started port, where its net_netvsc deadlocks (harness.py)")
 

@@ -9,7 +9,7 @@ new queues, the verbs objects and mbufs back to their baseline, in the primary a
 import statistics
 import time
 
-from emulator import NO_OBJECTS, live, sq_counters, sq_packets
+from emulator import NO_OBJECTS, live, removal_answered, removal_begun, sq_counters, sq_packets
 import harness
 from harness import (EMU_BDF, Program, emu_ctl, emu_mac, emulated_env, expect, repeat_until,
                      testpmd_on_emu)
@@ -332,8 +332,38 @@ def test_recovery_timeout_reports_failure():
     expect(p.finish() == 0, "testpmd failed", p)
 
 
+def test_start_before_the_removal_event():
+    """A start that meets the removed VF before the removal event is read: with `--hw
+    fatal-event-delay-ms=800` the VF's contexts answer EIO at `remove` and the event comes 800 ms
+    later, as when the EAL interrupt thread is late to read it (doc/hardware.md §2.7). The start
+    waits for the event and says the VF is removed, never that the kernel interface holds the
+    vPort; the port recovers by itself and starts once the VF is back."""
+    p = testpmd_on_emu(["--ports", "1", "--hw", "fatal-event-delay-ms=800"], "mana-recovery-late-event",
+                       ["-i", "--forward-mode=txonly", f"--eth-peer=0,{emu_mac(0)}"],
+                       interactive=True)
+    p.wait_for(rf"Port 0: {emu_mac(0).upper()}")
+    command(p, "port stop 0", r"^Done")
+    mark = len(p.lines)
+    removal = removal_begun(p)
+    p.send("port start 0")
+    p.wait_for(r"Fail to start port 0|^Done", start=mark, timeout=30)
+    removal_answered(p, removal)
+    ours = [line for line in p.lines[mark:] if line.startswith("net_mana:")]
+    expect(any("cannot create" in line and "the VF is removed" in line for line in ours),
+           f"no line says the start met the removed VF: {ours}", p)
+    expect(not any("kernel interface" in line for line in ours), f"false vPort message: {ours}", p)
+    expect(emu_ctl(p, "add", "0") == "ok VF 0 added", "add refused", p)
+    p.wait_for(r"Port 0: error recovery successful event", start=mark, timeout=30)
+    mark = len(p.lines)
+    command(p, "port start 0", r"^Done")
+    expect(not any("Fail to start port" in line for line in p.lines[mark:]),
+           "the port did not start after the recovery", p)
+    p.send("quit")
+    expect(p.finish() == 0, "testpmd failed", p)
+
+
 if __name__ == "__main__":
     harness.main([test_removal_handled_by_closing_the_port, test_attach_waits_for_the_rdma_device,
-                  test_recovery_timeout_reports_failure,
+                  test_recovery_timeout_reports_failure, test_start_before_the_removal_event,
                   test_secondary_resumes_after_recovery,
                   test_txonly_recovers_across_20_cycles, test_io_forwarding_recovers_across_20_cycles])

@@ -7,10 +7,13 @@
 
 #include <infiniband/manadv.h>
 #include <infiniband/verbs.h>
+#include <rte_cycles.h>
+#include <rte_interrupts.h>
 #include <rte_malloc.h>
 
 #include "dpdk_compat.h"
 #include "mana_log.h"
+#include "port_owner.h"
 #include "recovery_state.h"
 
 namespace mana {
@@ -28,6 +31,27 @@ void* alloc_queue_memory(size_t size, void* data) {
 }
 
 void free_queue_memory(void* ptr, void* /*data*/) { rte_free(ptr); }
+
+constexpr uint64_t kRemovalEventWaitMs = 2000;
+
+// Whether a create failed because the VF is being removed. uverbs answers EIO on a context a
+// removal disassociated and queues IBV_EVENT_DEVICE_FATAL on its async fd in the same step
+// (doc/hardware.md §2.7), but the EAL interrupt thread reads that event on its own time: the
+// control thread can see the EIO first. So on EIO this waits, bounded, for the recovery to have
+// seen the event. Never on the interrupt thread, which is the one that would read it.
+bool removal_under_way(const PortPriv& priv, int err) {
+  if (recovery_state(priv) != Recovery::kNone) return true;
+  if (err != EIO || rte_thread_is_intr()) return false;
+  const uint64_t deadline =
+      rte_get_timer_cycles() + kRemovalEventWaitMs * rte_get_timer_hz() / 1000;
+  while (rte_get_timer_cycles() < deadline) {
+    rte_delay_us_sleep(1000);
+    if (recovery_state(priv) != Recovery::kNone) return true;
+  }
+  MANA_DRV_LOG(WARNING, "port %u (%s): EIO from the device, but no removal event within %u ms",
+               priv.port_id, priv.ifname, static_cast<unsigned>(kRemovalEventWaitMs));
+  return false;
+}
 
 }  // namespace
 
@@ -115,9 +139,11 @@ const char* desc_limit_source(const DeviceCaps& caps) {
 
 int log_queue_create_error(const PortPriv& priv, const char* what, int err) {
   if (err == 0) err = EIO;
-  if (recovery_state(priv) != Recovery::kNone) {
-    MANA_DRV_LOG(ERR, "port %u (%s): cannot create %s: the VF is removed (%s)", priv.port_id,
-                 priv.ifname, what, strerror(err));
+  if (removal_under_way(priv, err)) {
+    char note[kOwnerNoteLen];
+    MANA_DRV_LOG(ERR, "port %u (%s): cannot create %s: the VF is removed (%s)%s", priv.port_id,
+                 priv.ifname, what, strerror(err),
+                 owner_removal_note(priv.port_id, note, sizeof(note)));
     return -err;
   }
   // The vPort is taken: ENODEV from 6.x kernels, EBUSY from newer ones (doc/hardware.md §5.3).

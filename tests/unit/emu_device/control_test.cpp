@@ -199,7 +199,8 @@ TEST(DeviceControl, VportBelongsToOnePdAndNotToAnUpNetdev) {
   EXPECT_EQ(other_pd(2), 0);  // another port is independent
 }
 
-// Creates fail while the VF is away; destroys of the old objects free them and answer EIO, as
+// Creates on the old context fail with EIO while the VF is away, a new context cannot be opened;
+// destroys of the old objects free them and answer EIO, as
 // uverbs does after disassociating the context (doc/hardware.md §2.7), in any order.
 TEST(DeviceControl, HotRemovalFailsCreatesAndDestroysFree) {
   Driver d(test_config(1));
@@ -211,14 +212,15 @@ TEST(DeviceControl, HotRemovalFailsCreatesAndDestroysFree) {
   PageBuffer buf(4096);
   SqBinding b{};
   RqBinding rb{};
-  EXPECT_EQ(d.dev().open_context(reinterpret_cast<volatile uint64_t*>(buf.data()), &x), ENODEV);
-  EXPECT_EQ(d.dev().alloc_pd(d.ctx, &x), ENODEV);
-  EXPECT_EQ(d.dev().reg_mr(d.pd, reinterpret_cast<uint64_t>(d.arena()), 64, 0, &x), ENODEV);
-  EXPECT_EQ(d.dev().create_cq(d.ctx, buf.data(), 64, -1, &x), ENODEV);
-  EXPECT_EQ(d.dev().create_wq(d.ctx, d.pd, buf.data(), 4096, 64, 1, tx.cq.handle, &x), ENODEV);
+  EXPECT_EQ(d.dev().open_context(reinterpret_cast<volatile uint64_t*>(buf.data()), &x),
+            ENODEV);  // no new context
+  EXPECT_EQ(d.dev().alloc_pd(d.ctx, &x), EIO);
+  EXPECT_EQ(d.dev().reg_mr(d.pd, reinterpret_cast<uint64_t>(d.arena()), 64, 0, &x), EIO);
+  EXPECT_EQ(d.dev().create_cq(d.ctx, buf.data(), 64, -1, &x), EIO);
+  EXPECT_EQ(d.dev().create_wq(d.ctx, d.pd, buf.data(), 4096, 64, 1, tx.cq.handle, &x), EIO);
   EXPECT_EQ(d.dev().create_raw_qp(d.ctx, d.pd, 1, buf.data(), 4096, 64, 1, tx.cq.handle, &b, &x),
-            ENODEV);
-  EXPECT_EQ(d.dev().create_rss_qp(d.ctx, d.pd, 1, &x, 0, 1, kDefaultRssKey, 40, &rb, &x), ENODEV);
+            EIO);
+  EXPECT_EQ(d.dev().create_rss_qp(d.ctx, d.pd, 1, &x, 0, 1, kDefaultRssKey, 40, &rb, &x), EIO);
   EXPECT_EQ(d.dev().dealloc_pd(d.pd), EIO);  // before its MR and QP: the kernel freed all
   EXPECT_EQ(d.dev().destroy_cq(tx.cq.handle), EIO);
   EXPECT_EQ(d.dev().dereg_mr(d.lkey), EIO);
