@@ -109,11 +109,28 @@ TIME_SCALE = float(os.environ.get("MANA_TEST_TIME_SCALE") or (3 if EMULATED_CPU 
 OUTPUT_MARK = "\noutput:\n"  # a failure's reason ends here; the program output it carries follows
 
 
+# MANA_SIMD_BITWIDTH=64|128: every DPDK program runs with --force-max-simd-bitwidth=N, so the
+# driver takes its scalar (64) or 128-bit vector RX (SSE4.1, Neon) instead of the CPU's widest
+# (doc/guide.md "RX implementation"); empty: the EAL's default.
+SIMD_BITWIDTH = os.environ.get("MANA_SIMD_BITWIDTH", "")
+
+
+def expected_rx_burst_mode():
+    """The RX burst mode (`show rxq info`) the driver must report: under MANA_SIMD_BITWIDTH the one
+    that bit width allows, else whichever the CPU has."""
+    if SIMD_BITWIDTH == "64":
+        return r"Scalar"
+    if SIMD_BITWIDTH == "128":
+        return r"Vector (SSE4\.1|Neon)"
+    return r"(Scalar|Vector (SSE4\.1|AVX2|Neon))"
+
+
 def pmd_args(pmd=None):
-    """The EAL arguments that load the driver under test."""
+    """The EAL arguments that load the driver under test (and set MANA_SIMD_BITWIDTH's limit)."""
+    simd = [f"--force-max-simd-bitwidth={SIMD_BITWIDTH}"] if SIMD_BITWIDTH else []
     if pmd is None and SYSTEM_PMD:
-        return []
-    return ["-d", str(pmd or PMD)]
+        return simd
+    return ["-d", str(pmd or PMD), *simd]
 
 
 class Failure(Exception):
@@ -445,6 +462,8 @@ def main(tests):
     need as HUGEPAGES_MB (hugepages.py)."""
     if PROFILE:
         print(f"emulator profile: {PROFILE} (MANA_EMU_PROFILE)")
+    if SIMD_BITWIDTH:
+        print(f"SIMD bit width: {SIMD_BITWIDTH} (MANA_SIMD_BITWIDTH)")
     only = os.environ.get("MANA_TESTS")  # a comma-separated subset of the test names
     chosen = [fn for fn in tests if not only or fn.__name__ in only.split(",")]
     if not chosen:  # a subset that names none of this file's tests would pass having run nothing
