@@ -22,9 +22,6 @@ constexpr uint32_t kToeplitz = 1;  // IBV_RX_HASH_FUNC_TOEPLITZ
 constexpr uint32_t kValidMrAccess = 1 | 2 | 4;
 constexpr uint32_t kQueueSlotBits = 12;  // up to 4095 live queues
 constexpr uint32_t kLkeySlotBits = 20;
-// A create while the VF is away: every context of it was disassociated at `remove`, and uverbs
-// answers any command on a disassociated context with EIO (doc/hardware.md §2.7).
-constexpr int kRemovedVfErrno = EIO;
 
 bool page_aligned(const void* p) { return (reinterpret_cast<uintptr_t>(p) & (kPageSize - 1)) == 0; }
 
@@ -141,7 +138,6 @@ int DeviceImpl::close_context(uint32_t context_id) {
 
 int DeviceImpl::alloc_pd(uint32_t context_id, uint32_t* pd_id) {
   std::lock_guard g(lock_);
-  if (!present_) return kRemovedVfErrno;
   Context* ctx = find_context(context_id);
   if (ctx == nullptr || pd_id == nullptr) return EINVAL;
   if (ctx->disassociated) return EIO;
@@ -171,7 +167,6 @@ int DeviceImpl::dealloc_pd(uint32_t pd_id) {
 int DeviceImpl::reg_mr(uint32_t pd_id, uint64_t addr, uint64_t length, uint32_t access,
                        uint32_t* lkey) {
   std::lock_guard g(lock_);
-  if (!present_) return kRemovedVfErrno;
   Pd* pd = find_in(pds_, pd_id);
   if (pd == nullptr || lkey == nullptr) return EINVAL;
   if (disassociated(pd->context_id)) return EIO;
@@ -208,7 +203,6 @@ int DeviceImpl::dereg_mr(uint32_t lkey) {
 int DeviceImpl::create_cq(uint32_t context_id, void* buf, uint32_t count, CqEventFd event_fd,
                           uint32_t* cq_handle) {
   std::lock_guard g(lock_);
-  if (!present_) return kRemovedVfErrno;
   Context* ctx = find_context(context_id);
   if (ctx == nullptr || cq_handle == nullptr) return EINVAL;
   if (ctx->disassociated) return EIO;
@@ -253,7 +247,6 @@ int DeviceImpl::create_wq(uint32_t context_id, uint32_t pd_id, void* buf, uint32
                           uint32_t max_wr, uint32_t max_sge, uint32_t cq_handle,
                           uint32_t* wq_handle) {
   std::lock_guard g(lock_);
-  if (!present_) return kRemovedVfErrno;
   Context* ctx = find_context(context_id);
   Pd* pd = find_pd(pd_id, context_id);
   Cq* cq = find_cq(cq_handle, context_id);
@@ -369,7 +362,6 @@ int DeviceImpl::create_raw_qp(uint32_t context_id, uint32_t pd_id, uint32_t port
                               uint32_t sq_size_bytes, uint32_t max_send_wr, uint32_t max_send_sge,
                               uint32_t cq_handle, SqBinding* out, uint32_t* qp_handle) {
   std::lock_guard g(lock_);
-  if (!present_) return kRemovedVfErrno;
   Context* ctx = find_context(context_id);
   Pd* pd = find_pd(pd_id, context_id);
   Cq* cq = find_cq(cq_handle, context_id);
@@ -418,7 +410,6 @@ int DeviceImpl::create_rss_qp(uint32_t context_id, uint32_t pd_id, uint32_t port
                               const uint8_t* key, uint32_t key_len, RqBinding* out,
                               uint32_t* qp_handle) {
   std::lock_guard g(lock_);
-  if (!present_) return kRemovedVfErrno;
   Context* ctx = find_context(context_id);
   Pd* pd = find_pd(pd_id, context_id);
   Port* port = find_port(port_num);

@@ -344,11 +344,14 @@ def pool_user_env(p):
     return env
 
 
+def _ctl_argv(p, command):
+    """`mana-emu ctl` sending `command` to the emulator that runs under `p`."""
+    return [MANA_EMU, "ctl", "--control", child_environ(p, "MANA_EMU_CONTROL"), *command]
+
+
 def emu_ctl(p, *command):
     """Sends one control command to the emulator that runs under `p`; returns the reply line."""
-    control = child_environ(p, "MANA_EMU_CONTROL")
-    out = subprocess.run([MANA_EMU, "ctl", "--control", control, *command], capture_output=True,
-                         text=True, timeout=30)
+    out = subprocess.run(_ctl_argv(p, command), capture_output=True, text=True, timeout=30)
     if out.returncode != 0:
         raise Failure(f"mana-emu ctl {' '.join(command)}: {out.stdout}{out.stderr}")
     return out.stdout.strip()
@@ -358,9 +361,8 @@ def emu_ctl_begin(p, *command):
     """Starts one control command to the emulator under `p` without waiting for its reply (a
     command whose reply comes late, e.g. `remove` under `--hw fatal-event-delay-ms`); its
     `communicate(timeout=...)` gives the reply."""
-    control = child_environ(p, "MANA_EMU_CONTROL")
-    return subprocess.Popen([MANA_EMU, "ctl", "--control", control, *command],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return subprocess.Popen(_ctl_argv(p, command), stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
 
 
 def repeat_until(step, done, what, timeout=120.0):

@@ -49,7 +49,9 @@ void log_ring_size(const PortPriv& priv, const char* kind, uint16_t idx, uint32_
 
 // ---- failures ----
 
-// Logs why creating `what` (e.g. "TX queue 0 QP") failed with errno `err` and returns -err.
+// Logs why creating `what` (e.g. "TX queue 0 QP") failed with errno `err` and returns -err. On EIO,
+// outside the EAL interrupt thread, it first waits up to 2 s for the VF removal's event, which can
+// come after the failure (doc/hardware.md §2.7), so that a removal is reported as one.
 int log_queue_create_error(const PortPriv& priv, const char* what, int err);
 
 }  // namespace mana
