@@ -18,9 +18,11 @@ CYCLES = 100
 
 
 def test_stop_start_and_reconfigure_leak_nothing():
+    # --disable-link-check: testpmd waits 100 ms on every `port stop` for the link it then reads
+    # down (the port is stopped); 200 stops here, and the link is another test's.
     p = testpmd_on_emu(["--ports", "2", "--wire", "pair"], "mana-cycles",
                        ["-i", "--forward-mode=io", "--rxq=1", "--txq=1", "--eth-peer=0,ff:ff:ff:ff:ff:ff",
-                        "--eth-peer=1,ff:ff:ff:ff:ff:ff"], interactive=True)
+                        "--eth-peer=1,ff:ff:ff:ff:ff:ff", "--disable-link-check"], interactive=True)
     p.wait_for(rf"Port 1: {emu_mac(1).upper()}")
     command(p, "port stop all")
     baseline = in_use(p)
