@@ -39,6 +39,12 @@
 #       hashes to the RX queue of its index; a frame elsewhere fails the round), on one or both
 #       ports of the emulated VF; a step sends a burst on every TX queue of every port
 #       (doc/performance.md "Scaling with queues and ports")
+#   scripts/bench-cost.sh --callgrind [packets] --cache-sim   callgrind's cache simulation beside
+#       each count: "(R+W)", the reads and writes per packet that miss a 32 KiB L1 and a 512 KiB
+#       second level (this machine's per-core L2; callgrind simulates two levels), device model's
+#       accesses included (doc/performance.md "Scaling with queues and ports")
+#   scripts/bench-cost.sh [--callgrind [packets]] --ring 64|128|256   descriptors per RX and TX
+#       ring (default 256): with --queues, how many mbufs are in flight on the core
 #   scripts/bench-cost.sh --callgrind [packets] --drivers ours[,dpdk]   only those drivers' rows
 #   scripts/bench-cost.sh [--callgrind [packets]] --simd-bitwidth 64|128|256|512   each round's EAL
 #                                                       with --force-max-simd-bitwidth: 128 runs
@@ -84,8 +90,8 @@ if [ "${1:-}" = --compare ]; then
       --packets) cg_packets=$2 ;;
       --rounds) rounds=$2 ;;
       --tsc-packets) tsc_packets=$2 ;;
-      --ptypes | --fast-free | --prepare | --simd-bitwidth) pass+=("$1" "$2") ;;
-      *) die "--compare: unknown option $1 (--packets N, --rounds N, --tsc-packets N, --ptypes, --fast-free, --prepare, --simd-bitwidth)" ;;
+      --ptypes | --fast-free | --prepare | --simd-bitwidth | --ring) pass+=("$1" "$2") ;;
+      *) die "--compare: unknown option $1 (--packets N, --rounds N, --tsc-packets N, --ptypes, --fast-free, --prepare, --simd-bitwidth, --ring)" ;;
     esac
     shift 2 || die "--compare: $1 needs a value"
   done
@@ -242,10 +248,11 @@ if [ $# -gt 0 ] && [[ $1 != --* ]]; then
   shift
 fi
 sizes="64 512 1518" bursts="32 8" split=0 ptypes=all fast_free=off prepare=on queues=1 ports=1 only=
-simd=()
+simd=() ring=() cache_sim=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --split) split=1; shift; continue ;;
+    --cache-sim) cache_sim=(--cache-sim=yes --I1=32768,8,64 --D1=32768,8,64 --LL=524288,8,64); shift; continue ;;
     --queues) queues=${2//,/ } ;;
     --ports) ports=$2 ;;
     --drivers) only=",$2," ;;
@@ -253,6 +260,7 @@ while [ $# -gt 0 ]; do
     --fast-free) fast_free=$2 ;;
     --prepare) prepare=$2 ;;
     --simd-bitwidth) simd=(--simd-bitwidth "$2") ;;
+    --ring) ring=(--ring "$2") ;;
     --sizes) sizes=${2//,/ } ;;
     --bursts) bursts=${2//,/ } ;;
     *) die "--callgrind: unknown option $1" ;;
@@ -301,12 +309,12 @@ callgrind_round() {
   local fn=$1 i=$2
   shift 2
   if [ "${wheres[$i]}" = host ]; then
-    "$emu" run --lockstep --doorbell poll --ports "$ports" -- valgrind --tool=callgrind "${vg_px[@]}" \
+    "$emu" run --lockstep --doorbell poll --ports "$ports" -- valgrind --tool=callgrind "${vg_px[@]}" "${cache_sim[@]}" \
       --callgrind-out-file="$out_dir/$fn" --collect-atstart=no --toggle-collect="$fn" \
       "$bench" --round --pmd "${plugins[$i]}" "$@"
   else
     "$top/scripts/debian-chroot.sh" "$suite" run "$tbuild/emu/tool/mana-emu" run --lockstep --doorbell poll \
-      --ports "$ports" -- valgrind --tool=callgrind "${vg_px[@]}" \
+      --ports "$ports" -- valgrind --tool=callgrind "${vg_px[@]}" "${cache_sim[@]}" \
       --callgrind-out-file="$out_dir/$fn" --collect-atstart=no \
       --toggle-collect="$fn" "$tbuild/app/mana_cost_bench" --round --pmd "${plugins[$i]}" "$@"
   fi
@@ -330,7 +338,7 @@ for queue in $queues; do
           cells=()
           for fn in bench_rx bench_tx; do
             out=$(callgrind_round $fn "$i" --size "$size" --burst "$burst" --offloads $offloads \
-              --packets "$packets" --ptypes "$ptypes" --fast-free "$fast_free" --prepare "$prepare" "${simd[@]}" --queues "$queue" --ports "$ports" --file-prefix "mana-cost-cg-$$" 2>"$work/stderr") \
+              --packets "$packets" --ptypes "$ptypes" --fast-free "$fast_free" --prepare "$prepare" "${simd[@]}" "${ring[@]}" --queues "$queue" --ports "$ports" --file-prefix "mana-cost-cg-$$" 2>"$work/stderr") \
               || { cat "$work/stderr" >&2; die "$driver $size B burst $burst offloads $offloads, $queue queue(s), $ports port(s) failed"; }
             if [[ $out == n/a* ]]; then
               cells+=("${out}")
@@ -338,7 +346,9 @@ for queue in $queues; do
             fi
             all=$(awk '/^result/ { print $5 }' <<<"$out")
             ir=$(sed -n 's/^totals: *//p' "$out_dir/$fn")
-            cells+=("$(awk -v ir="$ir" -v n="$all" 'BEGIN { printf "%.1f", ir / n }')")
+            # With --cache-sim the totals are Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw: the last-level
+            # (here L2-sized) read and write misses follow the instructions.
+            cells+=("$(awk -v n="$all" '{ printf "%.1f", $1 / n; if (NF == 9) printf " (%.2f+%.2f)", $8 / n, $9 / n }' <<<"$ir")")
             if [ $split = 1 ]; then
               plugin=${plugins[$i]}
               [[ $plugin == vdev:* ]] && object=librte_${plugin#vdev:} || object=$(basename "$plugin")

@@ -58,9 +58,18 @@ struct Options {
   std::vector<unsigned> queues = {1};
   unsigned ports = 1;
   bool smoke = false;
-  std::vector<std::string> round_options;  // --ptypes, --fast-free, --prepare, --simd-bitwidth:
-                                           // passed to each round
+  // --ptypes, --fast-free, --prepare, --simd-bitwidth, --ring: passed to each round
+  std::vector<std::string> round_options;
 };
+
+// A ring size option's value: 64, 128 or 256 (the emulator's default limit, rdma-core 44's), or 0.
+uint16_t ring_size(const std::string& v) {
+  char* end = nullptr;
+  const unsigned long n = std::strtoul(v.c_str(), &end, 10);
+  return end != v.c_str() && *end == '\0' && (n == 64 || n == 128 || n == 256)
+             ? static_cast<uint16_t>(n)
+             : 0;
+}
 
 // The round options the parent passes through unchanged, with their values.
 bool is_round_switch(const std::string& k, const std::string& v) {
@@ -68,6 +77,7 @@ bool is_round_switch(const std::string& k, const std::string& v) {
   if (k == "--fast-free") return v == "on" || v == "off";
   if (k == "--prepare") return v == "on" || v == "off" || v == "apart";
   if (k == "--simd-bitwidth") return v == "64" || v == "128" || v == "256" || v == "512";
+  if (k == "--ring") return ring_size(v) != 0;
   return false;
 }
 
@@ -89,7 +99,7 @@ int usage(const std::string& why) {
       "mana_cost_bench: %s\nusage: mana_cost_bench --pmd NAME=PLUGIN [--pmd ...] "
       "[--via NAME=PROGRAM] [--rounds N] [--packets N] [--sizes 64,512,1518] [--bursts 32,8] "
       "[--ptypes all|none] [--fast-free on|off] [--prepare on|off|apart] "
-      "[--simd-bitwidth 64|128|256|512] [--queues 1,2,4,8,16] "
+      "[--simd-bitwidth 64|128|256|512] [--ring 64|128|256] [--queues 1,2,4,8,16] "
       "[--ports 1|2] [--mana-emu PATH] [--smoke]\n",
       why.c_str());
   return 2;
@@ -270,8 +280,8 @@ int orchestrate(const Options& o) {
 
 // The child: `--round --pmd PLUGIN --size S --burst B --offloads on|off --packets N
 // --file-prefix P [--ptypes all|none] [--fast-free on|off] [--prepare on|off|apart] [--queues N]
-// [--ports N] [--simd-bitwidth 64|128|256|512]`, run under mana-emu run --lockstep (--ports N for
-// N ports).
+// [--ports N] [--simd-bitwidth 64|128|256|512] [--ring N]`, run under mana-emu run --lockstep
+// (--ports N for N ports).
 int round_main(const std::vector<std::string>& args) {
   RoundConfig c;
   for (size_t i = 0; i + 1 < args.size(); i += 2) {
@@ -304,6 +314,8 @@ int round_main(const std::vector<std::string>& args) {
                                : RoundConfig::Prepare::kApart;
     } else if (k == "--simd-bitwidth" && is_round_switch(k, v) && parse_number(v, &n)) {
       c.simd_bitwidth = static_cast<uint16_t>(n);
+    } else if (k == "--ring" && ring_size(v) != 0) {
+      c.ring = ring_size(v);
     } else {
       return usage("--round: bad option " + k + " " + v);
     }

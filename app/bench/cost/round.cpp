@@ -33,7 +33,6 @@ namespace mana_bench {
 
 namespace {
 
-constexpr uint16_t kRingSize = 256;      // within every emulator limit (--limits 6.2)
 constexpr uint32_t kSrcIp = 0xc6120001;  // 198.18.0.1
 constexpr uint32_t kDstIp = 0xc6120002;
 constexpr uint16_t kFirstSrcPort = 1024;  // one queue's frames: always this source port
@@ -179,10 +178,9 @@ std::string configure(uint16_t port, const RoundConfig& c, rte_mempool* pool) {
       return "rte_eth_dev_rss_hash_update: " + std::string(strerror(-rc));
   }
   for (uint16_t q = 0; q < c.queues; q++) {
-    if (int rc = rte_eth_rx_queue_setup(port, q, kRingSize, rte_socket_id(), nullptr, pool);
-        rc != 0)
+    if (int rc = rte_eth_rx_queue_setup(port, q, c.ring, rte_socket_id(), nullptr, pool); rc != 0)
       return "rte_eth_rx_queue_setup: " + std::string(strerror(-rc));
-    if (int rc = rte_eth_tx_queue_setup(port, q, kRingSize, rte_socket_id(), nullptr); rc != 0)
+    if (int rc = rte_eth_tx_queue_setup(port, q, c.ring, rte_socket_id(), nullptr); rc != 0)
       return "rte_eth_tx_queue_setup: " + std::string(strerror(-rc));
   }
   // As testpmd does unless told otherwise: the application needs no packet types.
@@ -356,8 +354,7 @@ int run_round(const RoundConfig& c) {
   // A per-lcore cache as applications have (testpmd's 250): a driver that allocates one mbuf at
   // a time is not charged for the ring behind the cache. Enough mbufs for every queue's RX ring,
   // TX ring and bursts (one queue: the 4095 of the first version).
-  const unsigned mbufs =
-      std::max(4095u, c.ports * c.queues * (2u * kRingSize + 2u * c.burst) + 1024u);
+  const unsigned mbufs = std::max(4095u, c.ports * c.queues * (2u * c.ring + 2u * c.burst) + 1024u);
   rte_mempool* pool =
       rte_pktmbuf_pool_create("bench", mbufs, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, rte_socket_id());
   std::string why, error;

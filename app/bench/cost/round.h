@@ -28,6 +28,9 @@ struct RoundConfig {
   // own loop wire). Every step sends one burst on every TX queue of every port.
   uint16_t queues = 1;
   uint16_t ports = 1;
+  // Descriptors of every RX and TX ring (64, 128 or 256): with the queue count, how many
+  // mbufs are in flight, so how far the frames touched in a step lie from the caches.
+  uint16_t ring = 256;
   // EAL --force-max-simd-bitwidth (64, 128, 256, 512), or 0 for the EAL's default: which of a
   // driver's vector implementations runs (doc/guide.md "RX implementation").
   uint16_t simd_bitwidth = 0;
