@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # bench-cost-multiqueue-smoke: several queues per port run in lockstep with polled doorbells
 # (doc/emulator.md "Lockstep"): 16 queues on one port, then 4 on each of two ports with rings of 64
-# descriptors (--ring). The round
-# fails on any frame that does not come back on its own RX queue in the same step; here the packet
-# counts it reports must be exactly what the step size gives (no lost or extra burst).
+# descriptors (--ring). The round fails on any frame that does not come back on its own RX queue in
+# the same step; here the packet counts it reports must be exactly what the step size gives (no
+# lost or extra burst).
 #   multiqueue_smoke.sh MANA_EMU MANA_COST_BENCH PMD_PLUGIN
 set -euo pipefail
 emu=$1 bench=$2 pmd=$3
