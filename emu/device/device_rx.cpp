@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "device/device_impl.h"
+#include "mana/frame_parse_inline.h"
 
 namespace mana::emu {
 
@@ -129,7 +130,7 @@ unsigned DeviceImpl::receive_port(Port& port, unsigned budget) {
       dw1 = hw::Cqe::RxVlanPresent::set(dw1, 1);
     }
     FrameInfo info;
-    parse_frame(frame, len, &info);
+    parse_frame_inline(frame, len, &info);
     dw1 |= rx_checksum_flags(frame, info, config_.hw.ipv6_ip_csum);
     Rq* rq = port.default_rq;
     uint32_t hash = 0;
