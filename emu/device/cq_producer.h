@@ -33,31 +33,36 @@ void cq_signal_channel(const Cq& cq);
 // Writes `cqe` (dw0..dw14 filled by the caller; dw15 is built here from `wq_id` and `is_sq`) into
 // the next slot. Signals the completion channel when armed. Inline: one or two per frame.
 inline void cq_post(Cq& cq, const hw::Cqe& cqe, uint32_t wq_id, bool is_sq) {
-  hw::Cqe& dst = cq.ring[cq.slot];
+  // The producer position moves first, from locals: the CQE stores below may alias Cq's fields
+  // as far as the compiler knows, and would make it reload them.
+  const uint32_t slot = cq.slot, count = cq.count, owner = cq.owner;
+  hw::Cqe* const ring = cq.ring;
+  if (slot + 1 == count) {
+    cq.slot = 0;
+    cq.owner = (owner + 1) & hw::kOwnerMask;
+  } else {
+    cq.slot = slot + 1;
+  }
+  if (++cq.index8 == count * 8) cq.index8 = 0;
+  ++cq.produced;
+  const bool armed = cq.armed;
+  cq.armed = false;
+  hw::Cqe& dst = ring[slot];
   // The slot a few CQEs on: the driver read it on the last lap (device/prefetch.h).
   constexpr uint32_t kAhead = 4;
-  if (cq.count > kAhead) {
-    const uint32_t ahead = cq.slot + kAhead;
-    prefetch_for_write(&cq.ring[ahead < cq.count ? ahead : ahead - cq.count]);
+  if (count > kAhead) {
+    const uint32_t ahead = slot + kAhead;
+    prefetch_for_write(&ring[ahead < count ? ahead : ahead - count]);
   }
   // One fixed-size copy of the dwords before the owner dword: inlined (a loop became a libc call).
   std::memcpy(dst.dw, cqe.dw, hw::Cqe::kOwnerDword * sizeof(dst.dw[0]));
   uint32_t last = hw::Cqe::WqNum::set(0, wq_id);
   last = hw::Cqe::IsSq::set(last, is_sq);
-  last = hw::Cqe::Owner::set(last, cq.owner);
+  last = hw::Cqe::Owner::set(last, owner);
   // The consumer tests the owner bits first and then reads the data: publish the data first.
   std::atomic_ref<uint32_t>(dst.dw[hw::Cqe::kOwnerDword]).store(last, std::memory_order_release);
-
-  if (++cq.slot == cq.count) {
-    cq.slot = 0;
-    cq.owner = (cq.owner + 1) & hw::kOwnerMask;
-  }
-  if (++cq.index8 == cq.count * 8) cq.index8 = 0;
-  ++cq.produced;
-  if (cq.armed) [[unlikely]] {
-    cq.armed = false;
+  if (armed) [[unlikely]]
     cq_signal_channel(cq);
-  }
 }
 
 // A CQ doorbell with arm = 1 at consumer index `index` (8·count index space).

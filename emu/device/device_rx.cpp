@@ -48,7 +48,7 @@ void DeviceImpl::drop_unsteered_frames(Port& port) {
   }
 }
 
-bool DeviceImpl::claim_rx_wqe(Port& port, Rq& rq, RxBuffer* b) {
+[[gnu::always_inline]] inline bool DeviceImpl::claim_rx_wqe(Port& port, Rq& rq, RxBuffer* b) {
   if (rq.dead || rq.pending_bu() == 0) return false;
   prefetch_ring_ahead(rq);
   b->status = {hw::kCqeRxOkay};
@@ -82,10 +82,14 @@ unsigned DeviceImpl::receive_port(Port& port, unsigned budget) {
   const uint32_t mtu_frame = port_mtu(port) + kEthHeaderLen;
   const HwBehaviour::RxOversize oversize_rule = config_.hw.rx_oversize;
   RxBuffer direct;
-  for (; n < budget && can_take_frame(port); ++n) {
-    // With one RX queue the destination is known before the frame is read: receive it straight
-    // into the next posted buffer (a NIC may write posted buffers it does not complete).
-    Rq* single = port.rss != nullptr && port.rss->rqs.size() == 1 ? port.rss->rqs[0] : nullptr;
+  // Fixed for the pass: steering changes only on the control path, which waits for the lock
+  // `poll` holds.
+  RssQp* const rss = port.rss;
+  // With one RX queue the destination is known before the frame is read: receive it straight
+  // into the next posted buffer (a NIC may write posted buffers it does not complete).
+  Rq* const single = rss != nullptr && rss->rqs.size() == 1 ? rss->rqs[0] : nullptr;
+  const bool may_hold = port.wire_holds_rx_frames && rss != nullptr;
+  for (; n < budget && (!may_hold || can_take_frame(port)); ++n) {
     const bool to_buffer = single != nullptr && claim_rx_wqe(port, *single, &direct) &&
                            direct.status.type == hw::kCqeRxOkay && direct.wqe.num_sge == 1 &&
                            !port.faults.rx_error.armed();
@@ -111,7 +115,7 @@ unsigned DeviceImpl::receive_port(Port& port, unsigned budget) {
     }
     // hw rx-oversize=truncate: completed as CQE_RX_TRUNCATED; =deliver: whole if it fits.
     const bool truncate = oversize && oversize_rule == HwBehaviour::RxOversize::kTruncate;
-    if (port.rss == nullptr) {  // no RX queue configured on the vPort
+    if (rss == nullptr) {  // no RX queue configured on the vPort
       if (port.stale.active)
         route_stale_frame(port, buf, len);  // hw rx-steering-on-destroy=keep
       else
@@ -134,10 +138,10 @@ unsigned DeviceImpl::receive_port(Port& port, unsigned budget) {
     dw1 |= rx_checksum_flags(frame, info, config_.hw.ipv6_ip_csum);
     Rq* rq = port.default_rq;
     uint32_t hash = 0;
-    if (port.rss->hashes) {
+    if (rss->hashes) {
       const RssInput input = rss_input(frame, info);
       if (input.hash_type != 0) {
-        hash = port.rss->hasher->hash(input.bytes, input.len);
+        hash = rss->hasher->hash(input.bytes, input.len);
         rq = port.steering[hash & (hw::kRssTableSize - 1)];
         dw1 = hw::Cqe::RxHashType::set(dw1, hash_type_field(input.hash_type));
       }
@@ -152,8 +156,9 @@ uint32_t DeviceImpl::hash_type_field(uint32_t one_bit) const {
   return (one_bit & hw::kHashL4) != 0 ? hw::kHashL4 : hw::kHashL3;  // what DPDK compares with
 }
 
-void DeviceImpl::deliver(Port& port, Rq& rq, RxBuffer* claimed, const uint8_t* frame, uint32_t len,
-                         uint32_t dw1, uint32_t hash, bool truncate) {
+[[gnu::always_inline]] inline void DeviceImpl::deliver(Port& port, Rq& rq, RxBuffer* claimed,
+                                                       const uint8_t* frame, uint32_t len,
+                                                       uint32_t dw1, uint32_t hash, bool truncate) {
   // CQ doorbell rule: room for this completion, an open coalesced one and a zero-length one.
   if (rq.cq->doorbell_rule != HwBehaviour::CqDoorbellRule::kOff && !rq.dead &&
       !cq_admits_slow(*rq.cq, rq,
@@ -248,7 +253,7 @@ void DeviceImpl::flush_coalesced(Rq& rq) {
   post_rx_cqe(rq, rq.coalesced);
 }
 
-void DeviceImpl::post_rx_cqe(Rq& rq, const hw::Cqe& cqe) {
+[[gnu::always_inline]] inline void DeviceImpl::post_rx_cqe(Rq& rq, const hw::Cqe& cqe) {
   const uint32_t every = config_.hw.zero_length_cqe_every;
   if (every != 0 && ++rq.completions_since_zero_length == every) {
     rq.completions_since_zero_length = 0;

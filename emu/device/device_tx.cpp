@@ -67,7 +67,7 @@ void DeviceImpl::send_posted_wqes(Sq& sq) {
   }
 }
 
-CqeStatus DeviceImpl::check_and_send(Sq& sq, const WqeView& w) {
+[[gnu::always_inline]] inline CqeStatus DeviceImpl::check_and_send(Sq& sq, const WqeView& w) {
   using S = hw::TxShortOob;
   Port& port = *sq.port;
   PortFaults& faults = port.faults;
@@ -153,7 +153,8 @@ CqeStatus DeviceImpl::check_and_send(Sq& sq, const WqeView& w) {
   return kTxOk;
 }
 
-void DeviceImpl::complete_tx(Sq& sq, const WqeView& w, CqeStatus status) {
+[[gnu::always_inline]] inline void DeviceImpl::complete_tx(Sq& sq, const WqeView& w,
+                                                           CqeStatus status) {
   hw::Cqe cqe{};
   cqe.dw[0] = cqe_header(status);
   // tx_wqe_offset: where the SQ has got to, in the unit of hw tx-wqe-offset (doc/hardware.md §4.7).
