@@ -30,9 +30,12 @@ void cq_reset(Cq& cq);
 // Signals the CQ's completion channel (an eventfd), if it has one.
 void cq_signal_channel(const Cq& cq);
 
-// Writes `cqe` (dw0..dw14 filled by the caller; dw15 is built here from `wq_id` and `is_sq`) into
-// the next slot. Signals the completion channel when armed. Inline: one or two per frame.
-inline void cq_post(Cq& cq, const hw::Cqe& cqe, uint32_t wq_id, bool is_sq) {
+// Writes a CQE into the next slot: dw0..dw14 zeroed, then `fill(dw)` sets the ones it needs, in
+// place (no staged copy); dw15 is built here from `wq_id` and `is_sq`. Signals the completion
+// channel when armed. Inline: one or two per frame.
+template <typename Fill>
+[[gnu::always_inline]] inline void cq_post_in_place(Cq& cq, uint32_t wq_id, bool is_sq,
+                                                    Fill&& fill) {
   // The producer position moves first, from locals: the CQE stores below may alias Cq's fields
   // as far as the compiler knows, and would make it reload them.
   const uint32_t slot = cq.slot, count = cq.count, owner = cq.owner;
@@ -54,8 +57,9 @@ inline void cq_post(Cq& cq, const hw::Cqe& cqe, uint32_t wq_id, bool is_sq) {
     const uint32_t ahead = slot + kAhead;
     prefetch_for_write(&ring[ahead < count ? ahead : ahead - count]);
   }
-  // One fixed-size copy of the dwords before the owner dword: inlined (a loop became a libc call).
-  std::memcpy(dst.dw, cqe.dw, hw::Cqe::kOwnerDword * sizeof(dst.dw[0]));
+  // The dwords before the owner dword; fixed sizes, so the stores stay inline.
+  std::memset(dst.dw, 0, hw::Cqe::kOwnerDword * sizeof(dst.dw[0]));
+  fill(dst.dw);
   uint32_t last = hw::Cqe::WqNum::set(0, wq_id);
   last = hw::Cqe::IsSq::set(last, is_sq);
   last = hw::Cqe::Owner::set(last, owner);
@@ -63,6 +67,14 @@ inline void cq_post(Cq& cq, const hw::Cqe& cqe, uint32_t wq_id, bool is_sq) {
   std::atomic_ref<uint32_t>(dst.dw[hw::Cqe::kOwnerDword]).store(last, std::memory_order_release);
   if (armed) [[unlikely]]
     cq_signal_channel(cq);
+}
+
+// Writes `cqe` (dw0..dw14 filled by the caller; dw15 is built here from `wq_id` and `is_sq`) into
+// the next slot, as cq_post_in_place.
+inline void cq_post(Cq& cq, const hw::Cqe& cqe, uint32_t wq_id, bool is_sq) {
+  cq_post_in_place(cq, wq_id, is_sq, [&cqe](uint32_t* dw) {
+    std::memcpy(dw, cqe.dw, hw::Cqe::kOwnerDword * sizeof(dw[0]));
+  });
 }
 
 // A CQ doorbell with arm = 1 at consumer index `index` (8·count index space).

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "device/device_impl.h"
+#include "device/wire_io.h"
 #include "mana/frame_parse_inline.h"
 
 namespace mana::emu {
@@ -36,7 +37,7 @@ bool can_take_frame(const Port& port) {
 void DeviceImpl::drop_unsteered_frames(Port& port) {
   constexpr unsigned kMaxFrames = 4096;  // bounds a wire that keeps delivering (a busy TAP)
   for (unsigned i = 0; i < kMaxFrames; ++i) {
-    const uint32_t len = port.wire->receive(rx_frame_.data(), kRxStagingBytes, nullptr);
+    const uint32_t len = wire_receive(port, rx_frame_.data(), kRxStagingBytes, nullptr);
     if (len == 0) return;
     ++port.counters.rx_frames;
     if (len < kEthHeaderLen || !addressed_to(rx_frame_.data(), port.mac))
@@ -69,11 +70,13 @@ void DeviceImpl::drop_unsteered_frames(Port& port) {
   read_sgl(rq, w, b->sges, w.num_sge ? w.num_sge : 1);
   prefetch_first_buffer(rq, (w.offset_bu + w.size_bu) & kBuMask, true);
   const bool keys_invalid = port.faults.rx_bad_lkey_count != 0;  // consumed in deliver
-  if (check_sgl(mr_table_, rq.pd_id, b->sges, w.num_sge, true, keys_invalid) != SglStatus::kOk) {
+  uint64_t capacity = 0;
+  if (check_sgl(mr_table_, rq.pd_id, b->sges, w.num_sge, true, keys_invalid, &capacity) !=
+      SglStatus::kOk) {
     b->status = kRxBadBuffer;
     return true;
   }
-  b->capacity = sgl_bytes(b->sges, w.num_sge);
+  b->capacity = capacity;
   return true;
 }
 
@@ -97,7 +100,7 @@ unsigned DeviceImpl::receive_port(Port& port, unsigned budget) {
         to_buffer ? reinterpret_cast<uint8_t*>(direct.sges[0].address) : rx_frame_.data();
     const uint32_t cap = to_buffer ? direct.sges[0].size : kRxStagingBytes;
     uint32_t full_len = 0;
-    uint32_t len = port.wire->receive(buf, cap, &full_len);
+    uint32_t len = wire_receive(port, buf, cap, &full_len);
     if (len == 0) break;
     ++port.counters.rx_frames;
     if (full_len < len) full_len = len;
@@ -179,15 +182,29 @@ uint32_t DeviceImpl::hash_type_field(uint32_t one_bit) const {
     post_rx_cqe(rq, cqe);
     ++rq.counters.error_cqes;
   }
-  RxBuffer local;
-  RxBuffer* b = claimed;
-  if (b == nullptr) {
-    if (!claim_rx_wqe(port, rq, &local)) {
-      ++port.counters.rx_no_wqe_drops;  // no CQE (doc/hardware.md §4.9)
-      return;
-    }
-    b = &local;
+  if (claimed == nullptr) {
+    claim_and_complete(port, rq, frame, len, dw1, hash, truncate);
+    return;
   }
+  complete_rx(port, rq, claimed, frame, len, dw1, hash, truncate);
+}
+
+// Out of line: its RxBuffer's initialisation stays off the path of frames received in place.
+void DeviceImpl::claim_and_complete(Port& port, Rq& rq, const uint8_t* frame, uint32_t len,
+                                    uint32_t dw1, uint32_t hash, bool truncate) {
+  RxBuffer local;
+  if (!claim_rx_wqe(port, rq, &local)) {
+    ++port.counters.rx_no_wqe_drops;  // no CQE (doc/hardware.md §4.9)
+    return;
+  }
+  complete_rx(port, rq, &local, frame, len, dw1, hash, truncate);
+}
+
+[[gnu::always_inline]] inline void DeviceImpl::complete_rx(Port& port, Rq& rq, RxBuffer* b,
+                                                           const uint8_t* frame, uint32_t len,
+                                                           uint32_t dw1, uint32_t hash,
+                                                           bool truncate) {
+  PortFaults& faults = port.faults;
   const WqeView& w = b->wqe;
   rq.consumed_bu = b->corrupt ? rq.tail_bu : (rq.consumed_bu + w.size_bu) & kBuMask;
   ++rq.counters.wqes;
@@ -216,12 +233,16 @@ uint32_t DeviceImpl::hash_type_field(uint32_t one_bit) const {
 
   hw::RxPacketInfo info{hw::RxPacketInfo::Length::set(0, len), 0, hash};
   if (!config_.rx_coalescing) {
-    hw::Cqe cqe{};
-    cqe.dw[0] = cqe_header({hw::kCqeRxOkay});
-    cqe.dw[hw::Cqe::kRxFlagsDword] = dw1;
-    cqe.rx_packet(0) = info;
-    cqe.dw[hw::Cqe::kRxWqeOffsetDword] = w.offset_bu * hw::kBasicUnit;
-    post_rx_cqe(rq, cqe);
+    // post_rx_cqe's work, the CQE written in place.
+    const uint32_t wqe_offset = w.offset_bu * hw::kBasicUnit;
+    zero_length_cqe_if_due(rq, wqe_offset);
+    cq_post_in_place(*rq.cq, rq.id, false, [&](uint32_t* dw) {
+      dw[0] = cqe_header({hw::kCqeRxOkay});
+      dw[hw::Cqe::kRxFlagsDword] = dw1;
+      std::memcpy(&dw[hw::Cqe::kRxPacketInfoDword], &info, sizeof(info));
+      dw[hw::Cqe::kRxWqeOffsetDword] = wqe_offset;
+    });
+    ++rq.counters.cqes;
     return;
   }
   // Coalesce consecutive packets of this RQ that share their dw1 metadata.
@@ -253,7 +274,7 @@ void DeviceImpl::flush_coalesced(Rq& rq) {
   post_rx_cqe(rq, rq.coalesced);
 }
 
-[[gnu::always_inline]] inline void DeviceImpl::post_rx_cqe(Rq& rq, const hw::Cqe& cqe) {
+[[gnu::always_inline]] inline void DeviceImpl::zero_length_cqe_if_due(Rq& rq, uint32_t wqe_offset) {
   const uint32_t every = config_.hw.zero_length_cqe_every;
   if (every != 0 && ++rq.completions_since_zero_length == every) {
     rq.completions_since_zero_length = 0;
@@ -261,11 +282,15 @@ void DeviceImpl::flush_coalesced(Rq& rq) {
     // (mana_process_rx_cqe and DPDK skip it); it names the WQE the next completion names.
     hw::Cqe empty{};
     empty.dw[0] = cqe_header({config_.rx_coalescing ? hw::kCqeRxCoalesced4 : hw::kCqeRxOkay});
-    empty.dw[hw::Cqe::kRxWqeOffsetDword] = cqe.dw[hw::Cqe::kRxWqeOffsetDword];
+    empty.dw[hw::Cqe::kRxWqeOffsetDword] = wqe_offset;
     cq_post(*rq.cq, empty, rq.id, false);
     ++rq.counters.cqes;
     ++rq.counters.zero_length_cqes;
   }
+}
+
+[[gnu::always_inline]] inline void DeviceImpl::post_rx_cqe(Rq& rq, const hw::Cqe& cqe) {
+  zero_length_cqe_if_due(rq, cqe.dw[hw::Cqe::kRxWqeOffsetDword]);
   cq_post(*rq.cq, cqe, rq.id, false);
   ++rq.counters.cqes;
 }

@@ -8,6 +8,7 @@
 
 #include "device/cq_producer.h"
 #include "device/device_impl.h"
+#include "device/wire_io.h"
 
 namespace mana::emu {
 
@@ -94,7 +95,8 @@ void DeviceImpl::send_posted_wqes(Sq& sq) {
   read_sgl(sq, w, sges, w.num_sge ? w.num_sge : 1);
   const bool keys_invalid = faults.tx_bad_lkey_count != 0;
   if (keys_invalid) --faults.tx_bad_lkey_count;
-  switch (check_sgl(mr_table_, sq.pd_id, sges, w.num_sge, false, keys_invalid)) {
+  uint64_t total = 0;
+  switch (check_sgl(mr_table_, sq.pd_id, sges, w.num_sge, false, keys_invalid, &total)) {
     case SglStatus::kOk:
       break;
     case SglStatus::kBadDummy:
@@ -107,7 +109,6 @@ void DeviceImpl::send_posted_wqes(Sq& sq) {
   if (hw::WqeHeader::ClientDataUnit::get(w.header.dw1) != 0)
     return send_tso(sq, w, oob, long_oob, sges);
   const uint32_t mtu_frame = port_mtu(port) + kEthHeaderLen;
-  const uint64_t total = sgl_bytes(sges, w.num_sge);
   if (total > mtu_frame + kVlanTagLen) return {hw::kCqeTxMtuDrop};
   const bool inject_vlan = long_oob && hw::TxLongOob::InjectVlan::get(oob.l.dw2);
   TxChecksumRequest csum;
@@ -142,7 +143,7 @@ void DeviceImpl::send_posted_wqes(Sq& sq) {
   }
   if (inject_vlan) len = insert_vlan_tag(tx_frame_.data(), len, tx_vlan_tci(oob.l));
   if (len > mtu_frame + (has_vlan_tag(frame) ? kVlanTagLen : 0)) return {hw::kCqeTxMtuDrop};
-  if (port.wire->transmit(frame, len))
+  if (wire_transmit(port, frame, len))
     ++port.counters.tx_frames;
   else if (port.wire->retry_later())
     return {kTxRetryLater};
@@ -155,13 +156,13 @@ void DeviceImpl::send_posted_wqes(Sq& sq) {
 
 [[gnu::always_inline]] inline void DeviceImpl::complete_tx(Sq& sq, const WqeView& w,
                                                            CqeStatus status) {
-  hw::Cqe cqe{};
-  cqe.dw[0] = cqe_header(status);
   // tx_wqe_offset: where the SQ has got to, in the unit of hw tx-wqe-offset (doc/hardware.md §4.7).
   const bool bytes = config_.hw.tx_wqe_offset == HwBehaviour::TxWqeOffset::kBytes;
   const uint32_t offset = bytes ? w.offset_bu * hw::kBasicUnit : w.offset_bu;
-  cqe.dw[hw::Cqe::kTxWqeOffsetDword] = hw::Cqe::TxWqeOffset::set(0, offset);
-  cq_post(*sq.cq, cqe, sq.id, true);
+  cq_post_in_place(*sq.cq, sq.id, true, [&](uint32_t* dw) {
+    dw[0] = cqe_header(status);
+    dw[hw::Cqe::kTxWqeOffsetDword] = hw::Cqe::TxWqeOffset::set(0, offset);
+  });
   ++sq.counters.cqes;
   if (status.type != hw::kCqeTxOkay) ++sq.counters.error_cqes;
 }
