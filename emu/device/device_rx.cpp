@@ -221,8 +221,11 @@ void DeviceImpl::claim_and_complete(Port& port, Rq& rq, const uint8_t* frame, ui
     post_rx_error(rq, w, kRxTruncated);
     return;
   }
-  // memmove: a frame received into its buffer may have moved there by a VLAN strip.
-  for (uint32_t i = 0, done = 0; done < len; ++i) {
+  // A frame received in place into its first buffer is there already (the loop below would find
+  // nothing to move); memmove: one received into its buffer may have moved by a VLAN strip.
+  const bool in_place =
+      frame == reinterpret_cast<const uint8_t*>(b->sges[0].address) && len <= b->sges[0].size;
+  for (uint32_t i = 0, done = in_place ? len : 0; done < len; ++i) {
     const uint32_t chunk = b->sges[i].size < len - done ? b->sges[i].size : len - done;
     void* dst = reinterpret_cast<void*>(b->sges[i].address);
     if (dst != frame + done) std::memmove(dst, frame + done, chunk);

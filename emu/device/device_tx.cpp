@@ -21,10 +21,11 @@ constexpr CqeStatus kInvalidOob{hw::kCqeTxInvalidOob};
 
 unsigned DeviceImpl::process_sq(Sq& sq, unsigned budget) {
   unsigned n = 0;
+  // The port's cap (--tx-pps; shared with its synthetic NIC): which bucket is fixed at creation.
+  TxRateCap& cap = sq.port->shared_cap != nullptr ? *sq.port->shared_cap : sq.port->rate_cap;
   // A CQ under the CQ doorbell rule's stall takes no CQE: the SQ stops, as at a full CQ.
   while (n < budget && sq.pending_bu() != 0 && cq_admits(*sq.cq, sq, 1)) {
-    // Over the port's cap (--tx-pps; shared with its synthetic NIC): the WQE waits.
-    if (!(sq.port->shared_cap != nullptr ? *sq.port->shared_cap : sq.port->rate_cap).take()) break;
+    if (!cap.take()) break;  // over the cap: the WQE waits
     ++n;
     prefetch_ring_ahead(sq);
     WqeView w;
