@@ -195,6 +195,7 @@ int DeviceImpl::dereg_mr(uint32_t lkey) {
   const bool gone = disassociated(mr->context_id);
   if (gone && !disassociate_frees_) return EIO;
   if (!gone) --find_in(pds_, mr->pd_id)->users;
+  mr_cache_ = MrCache{};
   mr_table_.erase(lkey);
   mrs_.erase(lkey);
   return gone ? EIO : 0;

@@ -191,6 +191,7 @@ class DeviceImpl final : public Device {
   std::map<uint32_t, std::unique_ptr<Rq>> wqs_;
   std::map<uint32_t, Qp> qps_;
   MrTable mr_table_;
+  MrCache mr_cache_;  // over mr_table_: reset by dereg_mr
   TaggedTable<QueueBase> queue_ids_;
   std::vector<Port> ports_;
   std::vector<Sq*> sqs_;                // every live SQ, for the TX pass

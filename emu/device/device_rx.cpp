@@ -71,8 +71,8 @@ void DeviceImpl::drop_unsteered_frames(Port& port) {
   prefetch_first_buffer(rq, (w.offset_bu + w.size_bu) & kBuMask, true);
   const bool keys_invalid = port.faults.rx_bad_lkey_count != 0;  // consumed in deliver
   uint64_t capacity = 0;
-  if (check_sgl(mr_table_, rq.pd_id, b->sges, w.num_sge, true, keys_invalid, &capacity) !=
-      SglStatus::kOk) {
+  if (check_sgl(mr_table_, mr_cache_, rq.pd_id, b->sges, w.num_sge, true, keys_invalid,
+                &capacity) != SglStatus::kOk) {
     b->status = kRxBadBuffer;
     return true;
   }

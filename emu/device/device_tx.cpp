@@ -97,7 +97,7 @@ void DeviceImpl::send_posted_wqes(Sq& sq) {
   const bool keys_invalid = faults.tx_bad_lkey_count != 0;
   if (keys_invalid) --faults.tx_bad_lkey_count;
   uint64_t total = 0;
-  switch (check_sgl(mr_table_, sq.pd_id, sges, w.num_sge, false, keys_invalid, &total)) {
+  switch (check_sgl(mr_table_, mr_cache_, sq.pd_id, sges, w.num_sge, false, keys_invalid, &total)) {
     case SglStatus::kOk:
       break;
     case SglStatus::kBadDummy:

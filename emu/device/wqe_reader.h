@@ -98,11 +98,27 @@ inline constexpr uint32_t kPrefetchAheadBu = 16;  // 8 cache lines of ring: 8 si
 
 enum class SglStatus { kOk, kBadDummy, kBadKey, kOutOfRange, kNoWrite };
 
+// The last MR an SGE named (consecutive WQEs name the same lkey), so that most SGEs skip the table
+// lookup. Its owner resets it whenever an MR leaves the table, so its entry is always live.
+struct MrCache {
+  uint32_t lkey = 0;  // never a live lkey (TaggedTable ids are non-zero)
+  const Mr* mr = nullptr;
+  const Mr* find(const MrTable& mrs, uint32_t key) {
+    if (key == lkey && mr != nullptr) return mr;
+    const Mr* found = mrs.find(key);
+    if (found != nullptr) {
+      lkey = key;
+      mr = found;
+    }
+    return found;
+  }
+};
+
 // Checks every SGE: live lkey of the queue's PD, inside its MR, LOCAL_WRITE when `write`.
 // `num_sge == 0` requires the single dummy SGE {1, 0, 0} (passed as sges[0]). `keys_invalid`
-// treats every lkey as invalid (an injected fault). `*bytes` (when kOk): the SGEs' total size,
-// summed in the same pass.
-inline SglStatus check_sgl(const MrTable& mrs, uint32_t pd_id, const hw::Sge* sges,
+// treats every lkey as invalid (an injected fault). `cache`: MrCache over `mrs`. `*bytes` (when
+// kOk): the SGEs' total size, summed in the same pass.
+inline SglStatus check_sgl(const MrTable& mrs, MrCache& cache, uint32_t pd_id, const hw::Sge* sges,
                            uint32_t num_sge, bool write, bool keys_invalid, uint64_t* bytes) {
   *bytes = 0;
   if (num_sge == 0) {
@@ -114,7 +130,7 @@ inline SglStatus check_sgl(const MrTable& mrs, uint32_t pd_id, const hw::Sge* sg
   uint64_t total = 0;
   for (uint32_t i = 0; i < num_sge; ++i) {
     const hw::Sge& s = sges[i];
-    const Mr* mr = keys_invalid ? nullptr : mrs.find(s.mem_key);
+    const Mr* mr = keys_invalid ? nullptr : cache.find(mrs, s.mem_key);
     if (mr == nullptr || mr->pd_id != pd_id) return SglStatus::kBadKey;
     // Inside [addr, addr + len): the offset is below len and the size fits after it.
     const uint64_t offset = s.address - mr->addr;
