@@ -112,11 +112,8 @@ void DeviceImpl::send_posted_wqes(Sq& sq) {
   const uint32_t mtu_frame = port_mtu(port) + kEthHeaderLen;
   if (total > mtu_frame + kVlanTagLen) return {hw::kCqeTxMtuDrop};
   const bool inject_vlan = long_oob && hw::TxLongOob::InjectVlan::get(oob.l.dw2);
-  TxChecksumRequest csum;
-  csum.ipv4_header = S::IpCsum::get(oob.s.dw0) != 0;
-  csum.tcp = S::TcpCsum::get(oob.s.dw0) != 0;
-  csum.udp = S::UdpCsum::get(oob.s.dw0) != 0;
-  const bool checksums = csum.ipv4_header || csum.tcp || csum.udp;
+  const bool checksums =
+      (S::IpCsum::get(oob.s.dw0) | S::TcpCsum::get(oob.s.dw0) | S::UdpCsum::get(oob.s.dw0)) != 0;
   const bool rewrite = inject_vlan || checksums;
   // A one-SGE frame the NIC does not rewrite goes to the wire straight from the driver's buffer;
   // otherwise it is gathered into the staging buffer (the driver's memory is never modified).
@@ -137,6 +134,10 @@ void DeviceImpl::send_posted_wqes(Sq& sq) {
     return {hw::kCqeTxVlanTaggingViolation};
   if (checksums) {
     // Where the OOB says, on the frame as the driver built it (before a tag is inserted).
+    TxChecksumRequest csum;
+    csum.ipv4_header = S::IpCsum::get(oob.s.dw0) != 0;
+    csum.tcp = S::TcpCsum::get(oob.s.dw0) != 0;
+    csum.udp = S::UdpCsum::get(oob.s.dw0) != 0;
     csum.is_ipv4 = S::IsIpv4::get(oob.s.dw0) != 0;
     csum.is_ipv6 = S::IsIpv6::get(oob.s.dw0) != 0;
     csum.transport_offset = S::TransportOffset::get(oob.s.dw1);
