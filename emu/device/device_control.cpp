@@ -60,6 +60,8 @@ DeviceImpl::DeviceImpl(const VfConfig& config, std::unique_ptr<WireSet> wires, u
     p.netdev_up = config.ports[i].netdev_up;
     p.wire = wires_->endpoint(i);
     p.wire_holds_rx_frames = p.wire->holds_rx_frames();
+    p.tx_ring = p.wire->direct_tx_ring();
+    p.rx_ring = p.wire->direct_rx_ring();
     p.vp_offset = vp_base + i;
     p.mtu = config.limits.mtu;
     // A wire shared with the synthetic NIC brings its own cap, set when the wire was made (its
@@ -193,6 +195,7 @@ int DeviceImpl::dereg_mr(uint32_t lkey) {
   const bool gone = disassociated(mr->context_id);
   if (gone && !disassociate_frees_) return EIO;
   if (!gone) --find_in(pds_, mr->pd_id)->users;
+  mr_cache_ = MrCache{};
   mr_table_.erase(lkey);
   mrs_.erase(lkey);
   return gone ? EIO : 0;

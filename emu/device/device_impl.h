@@ -149,11 +149,19 @@ class DeviceImpl final : public Device {
   // `truncate`: complete it as CQE_RX_TRUNCATED whatever the buffer (hw rx-oversize=truncate).
   void deliver(Port& port, Rq& rq, RxBuffer* claimed, const uint8_t* frame, uint32_t len,
                uint32_t dw1, uint32_t hash, bool truncate);
+  // deliver's two halves: claiming the next WQE, and completing the claimed one.
+  void claim_and_complete(Port& port, Rq& rq, const uint8_t* frame, uint32_t len, uint32_t dw1,
+                          uint32_t hash, bool truncate);
+  void complete_rx(Port& port, Rq& rq, RxBuffer* b, const uint8_t* frame, uint32_t len,
+                   uint32_t dw1, uint32_t hash, bool truncate);
   // The CQE's hash-type field for the one NDIS bit of the hash computed (hw hash-type).
   uint32_t hash_type_field(uint32_t one_bit) const;
   void post_rx_error(Rq& rq, const WqeView& w, CqeStatus status);
-  // Every RX CQE goes through here (hw zero-length-cqe).
+  // Every RX CQE goes through here (hw zero-length-cqe), or through its two parts: the
+  // zero-length CQE when one is due before the completion of the WQE at `wqe_offset` (bytes),
+  // then the completion itself.
   void post_rx_cqe(Rq& rq, const hw::Cqe& cqe);
+  void zero_length_cqe_if_due(Rq& rq, uint32_t wqe_offset);
   void flush_coalesced(Rq& rq);
   void flush_all_coalesced();
   // Before the vPort gets RX steering: drops what reached it while it had none.
@@ -183,6 +191,7 @@ class DeviceImpl final : public Device {
   std::map<uint32_t, std::unique_ptr<Rq>> wqs_;
   std::map<uint32_t, Qp> qps_;
   MrTable mr_table_;
+  MrCache mr_cache_;  // over mr_table_: reset by dereg_mr
   TaggedTable<QueueBase> queue_ids_;
   std::vector<Port> ports_;
   std::vector<Sq*> sqs_;                // every live SQ, for the TX pass

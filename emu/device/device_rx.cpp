@@ -5,6 +5,8 @@
 #include <cstring>
 
 #include "device/device_impl.h"
+#include "device/wire_io.h"
+#include "mana/frame_parse_inline.h"
 
 namespace mana::emu {
 
@@ -35,7 +37,7 @@ bool can_take_frame(const Port& port) {
 void DeviceImpl::drop_unsteered_frames(Port& port) {
   constexpr unsigned kMaxFrames = 4096;  // bounds a wire that keeps delivering (a busy TAP)
   for (unsigned i = 0; i < kMaxFrames; ++i) {
-    const uint32_t len = port.wire->receive(rx_frame_.data(), kRxStagingBytes, nullptr);
+    const uint32_t len = wire_receive(port, rx_frame_.data(), kRxStagingBytes, nullptr);
     if (len == 0) return;
     ++port.counters.rx_frames;
     if (len < kEthHeaderLen || !addressed_to(rx_frame_.data(), port.mac))
@@ -47,7 +49,7 @@ void DeviceImpl::drop_unsteered_frames(Port& port) {
   }
 }
 
-bool DeviceImpl::claim_rx_wqe(Port& port, Rq& rq, RxBuffer* b) {
+[[gnu::always_inline]] inline bool DeviceImpl::claim_rx_wqe(Port& port, Rq& rq, RxBuffer* b) {
   if (rq.dead || rq.pending_bu() == 0) return false;
   prefetch_ring_ahead(rq);
   b->status = {hw::kCqeRxOkay};
@@ -68,11 +70,13 @@ bool DeviceImpl::claim_rx_wqe(Port& port, Rq& rq, RxBuffer* b) {
   read_sgl(rq, w, b->sges, w.num_sge ? w.num_sge : 1);
   prefetch_first_buffer(rq, (w.offset_bu + w.size_bu) & kBuMask, true);
   const bool keys_invalid = port.faults.rx_bad_lkey_count != 0;  // consumed in deliver
-  if (check_sgl(mr_table_, rq.pd_id, b->sges, w.num_sge, true, keys_invalid) != SglStatus::kOk) {
+  uint64_t capacity = 0;
+  if (check_sgl(mr_table_, mr_cache_, rq.pd_id, b->sges, w.num_sge, true, keys_invalid,
+                &capacity) != SglStatus::kOk) {
     b->status = kRxBadBuffer;
     return true;
   }
-  b->capacity = sgl_bytes(b->sges, w.num_sge);
+  b->capacity = capacity;
   return true;
 }
 
@@ -81,10 +85,14 @@ unsigned DeviceImpl::receive_port(Port& port, unsigned budget) {
   const uint32_t mtu_frame = port_mtu(port) + kEthHeaderLen;
   const HwBehaviour::RxOversize oversize_rule = config_.hw.rx_oversize;
   RxBuffer direct;
-  for (; n < budget && can_take_frame(port); ++n) {
-    // With one RX queue the destination is known before the frame is read: receive it straight
-    // into the next posted buffer (a NIC may write posted buffers it does not complete).
-    Rq* single = port.rss != nullptr && port.rss->rqs.size() == 1 ? port.rss->rqs[0] : nullptr;
+  // Fixed for the pass: steering changes only on the control path, which waits for the lock
+  // `poll` holds.
+  RssQp* const rss = port.rss;
+  // With one RX queue the destination is known before the frame is read: receive it straight
+  // into the next posted buffer (a NIC may write posted buffers it does not complete).
+  Rq* const single = rss != nullptr && rss->rqs.size() == 1 ? rss->rqs[0] : nullptr;
+  const bool may_hold = port.wire_holds_rx_frames && rss != nullptr;
+  for (; n < budget && (!may_hold || can_take_frame(port)); ++n) {
     const bool to_buffer = single != nullptr && claim_rx_wqe(port, *single, &direct) &&
                            direct.status.type == hw::kCqeRxOkay && direct.wqe.num_sge == 1 &&
                            !port.faults.rx_error.armed();
@@ -92,7 +100,7 @@ unsigned DeviceImpl::receive_port(Port& port, unsigned budget) {
         to_buffer ? reinterpret_cast<uint8_t*>(direct.sges[0].address) : rx_frame_.data();
     const uint32_t cap = to_buffer ? direct.sges[0].size : kRxStagingBytes;
     uint32_t full_len = 0;
-    uint32_t len = port.wire->receive(buf, cap, &full_len);
+    uint32_t len = wire_receive(port, buf, cap, &full_len);
     if (len == 0) break;
     ++port.counters.rx_frames;
     if (full_len < len) full_len = len;
@@ -110,7 +118,7 @@ unsigned DeviceImpl::receive_port(Port& port, unsigned budget) {
     }
     // hw rx-oversize=truncate: completed as CQE_RX_TRUNCATED; =deliver: whole if it fits.
     const bool truncate = oversize && oversize_rule == HwBehaviour::RxOversize::kTruncate;
-    if (port.rss == nullptr) {  // no RX queue configured on the vPort
+    if (rss == nullptr) {  // no RX queue configured on the vPort
       if (port.stale.active)
         route_stale_frame(port, buf, len);  // hw rx-steering-on-destroy=keep
       else
@@ -129,14 +137,14 @@ unsigned DeviceImpl::receive_port(Port& port, unsigned budget) {
       dw1 = hw::Cqe::RxVlanPresent::set(dw1, 1);
     }
     FrameInfo info;
-    parse_frame(frame, len, &info);
+    parse_frame_inline(frame, len, &info);
     dw1 |= rx_checksum_flags(frame, info, config_.hw.ipv6_ip_csum);
     Rq* rq = port.default_rq;
     uint32_t hash = 0;
-    if (port.rss->hashes) {
+    if (rss->hashes) {
       const RssInput input = rss_input(frame, info);
       if (input.hash_type != 0) {
-        hash = port.rss->hasher->hash(input.bytes, input.len);
+        hash = rss->hasher->hash(input.bytes, input.len);
         rq = port.steering[hash & (hw::kRssTableSize - 1)];
         dw1 = hw::Cqe::RxHashType::set(dw1, hash_type_field(input.hash_type));
       }
@@ -151,8 +159,9 @@ uint32_t DeviceImpl::hash_type_field(uint32_t one_bit) const {
   return (one_bit & hw::kHashL4) != 0 ? hw::kHashL4 : hw::kHashL3;  // what DPDK compares with
 }
 
-void DeviceImpl::deliver(Port& port, Rq& rq, RxBuffer* claimed, const uint8_t* frame, uint32_t len,
-                         uint32_t dw1, uint32_t hash, bool truncate) {
+[[gnu::always_inline]] inline void DeviceImpl::deliver(Port& port, Rq& rq, RxBuffer* claimed,
+                                                       const uint8_t* frame, uint32_t len,
+                                                       uint32_t dw1, uint32_t hash, bool truncate) {
   // CQ doorbell rule: room for this completion, an open coalesced one and a zero-length one.
   if (rq.cq->doorbell_rule != HwBehaviour::CqDoorbellRule::kOff && !rq.dead &&
       !cq_admits_slow(*rq.cq, rq,
@@ -173,15 +182,29 @@ void DeviceImpl::deliver(Port& port, Rq& rq, RxBuffer* claimed, const uint8_t* f
     post_rx_cqe(rq, cqe);
     ++rq.counters.error_cqes;
   }
-  RxBuffer local;
-  RxBuffer* b = claimed;
-  if (b == nullptr) {
-    if (!claim_rx_wqe(port, rq, &local)) {
-      ++port.counters.rx_no_wqe_drops;  // no CQE (doc/hardware.md §4.9)
-      return;
-    }
-    b = &local;
+  if (claimed == nullptr) {
+    claim_and_complete(port, rq, frame, len, dw1, hash, truncate);
+    return;
   }
+  complete_rx(port, rq, claimed, frame, len, dw1, hash, truncate);
+}
+
+// Out of line: its RxBuffer's initialisation stays off the path of frames received in place.
+void DeviceImpl::claim_and_complete(Port& port, Rq& rq, const uint8_t* frame, uint32_t len,
+                                    uint32_t dw1, uint32_t hash, bool truncate) {
+  RxBuffer local;
+  if (!claim_rx_wqe(port, rq, &local)) {
+    ++port.counters.rx_no_wqe_drops;  // no CQE (doc/hardware.md §4.9)
+    return;
+  }
+  complete_rx(port, rq, &local, frame, len, dw1, hash, truncate);
+}
+
+[[gnu::always_inline]] inline void DeviceImpl::complete_rx(Port& port, Rq& rq, RxBuffer* b,
+                                                           const uint8_t* frame, uint32_t len,
+                                                           uint32_t dw1, uint32_t hash,
+                                                           bool truncate) {
+  PortFaults& faults = port.faults;
   const WqeView& w = b->wqe;
   rq.consumed_bu = b->corrupt ? rq.tail_bu : (rq.consumed_bu + w.size_bu) & kBuMask;
   ++rq.counters.wqes;
@@ -198,8 +221,11 @@ void DeviceImpl::deliver(Port& port, Rq& rq, RxBuffer* claimed, const uint8_t* f
     post_rx_error(rq, w, kRxTruncated);
     return;
   }
-  // memmove: a frame received into its buffer may have moved there by a VLAN strip.
-  for (uint32_t i = 0, done = 0; done < len; ++i) {
+  // A frame received in place into its first buffer is there already (the loop below would find
+  // nothing to move); memmove: one received into its buffer may have moved by a VLAN strip.
+  const bool in_place =
+      frame == reinterpret_cast<const uint8_t*>(b->sges[0].address) && len <= b->sges[0].size;
+  for (uint32_t i = 0, done = in_place ? len : 0; done < len; ++i) {
     const uint32_t chunk = b->sges[i].size < len - done ? b->sges[i].size : len - done;
     void* dst = reinterpret_cast<void*>(b->sges[i].address);
     if (dst != frame + done) std::memmove(dst, frame + done, chunk);
@@ -210,12 +236,16 @@ void DeviceImpl::deliver(Port& port, Rq& rq, RxBuffer* claimed, const uint8_t* f
 
   hw::RxPacketInfo info{hw::RxPacketInfo::Length::set(0, len), 0, hash};
   if (!config_.rx_coalescing) {
-    hw::Cqe cqe{};
-    cqe.dw[0] = cqe_header({hw::kCqeRxOkay});
-    cqe.dw[hw::Cqe::kRxFlagsDword] = dw1;
-    cqe.rx_packet(0) = info;
-    cqe.dw[hw::Cqe::kRxWqeOffsetDword] = w.offset_bu * hw::kBasicUnit;
-    post_rx_cqe(rq, cqe);
+    // post_rx_cqe's work, the CQE written in place.
+    const uint32_t wqe_offset = w.offset_bu * hw::kBasicUnit;
+    zero_length_cqe_if_due(rq, wqe_offset);
+    cq_post_in_place(*rq.cq, rq.id, false, [&](uint32_t* dw) {
+      dw[0] = cqe_header({hw::kCqeRxOkay});
+      dw[hw::Cqe::kRxFlagsDword] = dw1;
+      std::memcpy(&dw[hw::Cqe::kRxPacketInfoDword], &info, sizeof(info));
+      dw[hw::Cqe::kRxWqeOffsetDword] = wqe_offset;
+    });
+    ++rq.counters.cqes;
     return;
   }
   // Coalesce consecutive packets of this RQ that share their dw1 metadata.
@@ -247,7 +277,7 @@ void DeviceImpl::flush_coalesced(Rq& rq) {
   post_rx_cqe(rq, rq.coalesced);
 }
 
-void DeviceImpl::post_rx_cqe(Rq& rq, const hw::Cqe& cqe) {
+[[gnu::always_inline]] inline void DeviceImpl::zero_length_cqe_if_due(Rq& rq, uint32_t wqe_offset) {
   const uint32_t every = config_.hw.zero_length_cqe_every;
   if (every != 0 && ++rq.completions_since_zero_length == every) {
     rq.completions_since_zero_length = 0;
@@ -255,11 +285,15 @@ void DeviceImpl::post_rx_cqe(Rq& rq, const hw::Cqe& cqe) {
     // (mana_process_rx_cqe and DPDK skip it); it names the WQE the next completion names.
     hw::Cqe empty{};
     empty.dw[0] = cqe_header({config_.rx_coalescing ? hw::kCqeRxCoalesced4 : hw::kCqeRxOkay});
-    empty.dw[hw::Cqe::kRxWqeOffsetDword] = cqe.dw[hw::Cqe::kRxWqeOffsetDword];
+    empty.dw[hw::Cqe::kRxWqeOffsetDword] = wqe_offset;
     cq_post(*rq.cq, empty, rq.id, false);
     ++rq.counters.cqes;
     ++rq.counters.zero_length_cqes;
   }
+}
+
+[[gnu::always_inline]] inline void DeviceImpl::post_rx_cqe(Rq& rq, const hw::Cqe& cqe) {
+  zero_length_cqe_if_due(rq, cqe.dw[hw::Cqe::kRxWqeOffsetDword]);
   cq_post(*rq.cq, cqe, rq.id, false);
   ++rq.counters.cqes;
 }

@@ -6,6 +6,7 @@
 
 #include "device/cq_producer.h"
 #include "device/device_impl.h"
+#include "device/wire_io.h"
 #include "device/tso.h"
 
 namespace mana::emu {
@@ -45,7 +46,7 @@ CqeStatus DeviceImpl::send_tso(Sq& sq, const WqeView& w, const hw::TxOob& oob, b
     uint8_t* frame = tx_frame_.data();
     uint32_t n = tso_build_segment(pkt, len, r, i, frame);
     if (inject_vlan) n = insert_vlan_tag(frame, n, tx_vlan_tci(oob.l));
-    if (port.wire->transmit(frame, n)) {
+    if (wire_transmit(port, frame, n)) {
       ++port.counters.tx_frames;
     } else if (port.wire->retry_later()) {
       sq.tso_sent = i;

@@ -8,6 +8,7 @@
 
 #include "device/cq_producer.h"
 #include "device/device_impl.h"
+#include "device/wire_io.h"
 
 namespace mana::emu {
 
@@ -20,10 +21,11 @@ constexpr CqeStatus kInvalidOob{hw::kCqeTxInvalidOob};
 
 unsigned DeviceImpl::process_sq(Sq& sq, unsigned budget) {
   unsigned n = 0;
+  // The port's cap (--tx-pps; shared with its synthetic NIC): which bucket is fixed at creation.
+  TxRateCap& cap = sq.port->shared_cap != nullptr ? *sq.port->shared_cap : sq.port->rate_cap;
   // A CQ under the CQ doorbell rule's stall takes no CQE: the SQ stops, as at a full CQ.
   while (n < budget && sq.pending_bu() != 0 && cq_admits(*sq.cq, sq, 1)) {
-    // Over the port's cap (--tx-pps; shared with its synthetic NIC): the WQE waits.
-    if (!(sq.port->shared_cap != nullptr ? *sq.port->shared_cap : sq.port->rate_cap).take()) break;
+    if (!cap.take()) break;  // over the cap: the WQE waits
     ++n;
     prefetch_ring_ahead(sq);
     WqeView w;
@@ -67,7 +69,7 @@ void DeviceImpl::send_posted_wqes(Sq& sq) {
   }
 }
 
-CqeStatus DeviceImpl::check_and_send(Sq& sq, const WqeView& w) {
+[[gnu::always_inline]] inline CqeStatus DeviceImpl::check_and_send(Sq& sq, const WqeView& w) {
   using S = hw::TxShortOob;
   Port& port = *sq.port;
   PortFaults& faults = port.faults;
@@ -94,7 +96,8 @@ CqeStatus DeviceImpl::check_and_send(Sq& sq, const WqeView& w) {
   read_sgl(sq, w, sges, w.num_sge ? w.num_sge : 1);
   const bool keys_invalid = faults.tx_bad_lkey_count != 0;
   if (keys_invalid) --faults.tx_bad_lkey_count;
-  switch (check_sgl(mr_table_, sq.pd_id, sges, w.num_sge, false, keys_invalid)) {
+  uint64_t total = 0;
+  switch (check_sgl(mr_table_, mr_cache_, sq.pd_id, sges, w.num_sge, false, keys_invalid, &total)) {
     case SglStatus::kOk:
       break;
     case SglStatus::kBadDummy:
@@ -107,14 +110,10 @@ CqeStatus DeviceImpl::check_and_send(Sq& sq, const WqeView& w) {
   if (hw::WqeHeader::ClientDataUnit::get(w.header.dw1) != 0)
     return send_tso(sq, w, oob, long_oob, sges);
   const uint32_t mtu_frame = port_mtu(port) + kEthHeaderLen;
-  const uint64_t total = sgl_bytes(sges, w.num_sge);
   if (total > mtu_frame + kVlanTagLen) return {hw::kCqeTxMtuDrop};
   const bool inject_vlan = long_oob && hw::TxLongOob::InjectVlan::get(oob.l.dw2);
-  TxChecksumRequest csum;
-  csum.ipv4_header = S::IpCsum::get(oob.s.dw0) != 0;
-  csum.tcp = S::TcpCsum::get(oob.s.dw0) != 0;
-  csum.udp = S::UdpCsum::get(oob.s.dw0) != 0;
-  const bool checksums = csum.ipv4_header || csum.tcp || csum.udp;
+  const bool checksums =
+      (S::IpCsum::get(oob.s.dw0) | S::TcpCsum::get(oob.s.dw0) | S::UdpCsum::get(oob.s.dw0)) != 0;
   const bool rewrite = inject_vlan || checksums;
   // A one-SGE frame the NIC does not rewrite goes to the wire straight from the driver's buffer;
   // otherwise it is gathered into the staging buffer (the driver's memory is never modified).
@@ -135,6 +134,10 @@ CqeStatus DeviceImpl::check_and_send(Sq& sq, const WqeView& w) {
     return {hw::kCqeTxVlanTaggingViolation};
   if (checksums) {
     // Where the OOB says, on the frame as the driver built it (before a tag is inserted).
+    TxChecksumRequest csum;
+    csum.ipv4_header = S::IpCsum::get(oob.s.dw0) != 0;
+    csum.tcp = S::TcpCsum::get(oob.s.dw0) != 0;
+    csum.udp = S::UdpCsum::get(oob.s.dw0) != 0;
     csum.is_ipv4 = S::IsIpv4::get(oob.s.dw0) != 0;
     csum.is_ipv6 = S::IsIpv6::get(oob.s.dw0) != 0;
     csum.transport_offset = S::TransportOffset::get(oob.s.dw1);
@@ -142,7 +145,7 @@ CqeStatus DeviceImpl::check_and_send(Sq& sq, const WqeView& w) {
   }
   if (inject_vlan) len = insert_vlan_tag(tx_frame_.data(), len, tx_vlan_tci(oob.l));
   if (len > mtu_frame + (has_vlan_tag(frame) ? kVlanTagLen : 0)) return {hw::kCqeTxMtuDrop};
-  if (port.wire->transmit(frame, len))
+  if (wire_transmit(port, frame, len))
     ++port.counters.tx_frames;
   else if (port.wire->retry_later())
     return {kTxRetryLater};
@@ -153,14 +156,15 @@ CqeStatus DeviceImpl::check_and_send(Sq& sq, const WqeView& w) {
   return kTxOk;
 }
 
-void DeviceImpl::complete_tx(Sq& sq, const WqeView& w, CqeStatus status) {
-  hw::Cqe cqe{};
-  cqe.dw[0] = cqe_header(status);
+[[gnu::always_inline]] inline void DeviceImpl::complete_tx(Sq& sq, const WqeView& w,
+                                                           CqeStatus status) {
   // tx_wqe_offset: where the SQ has got to, in the unit of hw tx-wqe-offset (doc/hardware.md §4.7).
   const bool bytes = config_.hw.tx_wqe_offset == HwBehaviour::TxWqeOffset::kBytes;
   const uint32_t offset = bytes ? w.offset_bu * hw::kBasicUnit : w.offset_bu;
-  cqe.dw[hw::Cqe::kTxWqeOffsetDword] = hw::Cqe::TxWqeOffset::set(0, offset);
-  cq_post(*sq.cq, cqe, sq.id, true);
+  cq_post_in_place(*sq.cq, sq.id, true, [&](uint32_t* dw) {
+    dw[0] = cqe_header(status);
+    dw[hw::Cqe::kTxWqeOffsetDword] = hw::Cqe::TxWqeOffset::set(0, offset);
+  });
   ++sq.counters.cqes;
   if (status.type != hw::kCqeTxOkay) ++sq.counters.error_cqes;
 }

@@ -173,6 +173,10 @@ struct Port {
   bool netdev_up = false;
   WireEndpoint* wire = nullptr;
   bool wire_holds_rx_frames = false;  // wire->holds_rx_frames(), asked once
+  // The wire's own rings when it is an in-process one (wire->direct_tx_ring(), asked once): the
+  // data path pushes and pops them without a virtual call (wire_io.h).
+  FrameRing* tx_ring = nullptr;
+  FrameRing* rx_ring = nullptr;
   uint32_t vp_offset = 0;
   uint32_t mtu = 0;       // the netdev's MTU when the vPort was configured (the data path's limit)
   uint32_t vport_pd = 0;  // PD owning the vPort, 0 when free

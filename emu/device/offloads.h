@@ -9,6 +9,7 @@
 
 #include "mana/frame_parse.h"
 #include "mana/gdma_format.h"
+#include "mana/inet_checksum.h"
 
 namespace mana::emu {
 
@@ -69,8 +70,63 @@ struct TxChecksumRequest {
 // `len`.
 void complete_tx_checksums(uint8_t* frame, uint32_t len, const TxChecksumRequest& request);
 
+namespace offload_detail {
+
+// Whether the one's-complement sum of an IPv4 header (`len` = IHL * 4 bytes) is 0xFFFF, i.e. its
+// checksum verifies. Native-order 32-bit words: the sum does not depend on byte order (RFC 1071),
+// and 0xFFFF reads the same both ways. Inline: the RX path verifies one header per frame.
+inline bool ipv4_header_verifies(const uint8_t* ip, uint32_t len) {
+  auto word = [ip](uint32_t at) {
+    uint32_t w;
+    std::memcpy(&w, ip + at, sizeof(w));
+    return uint64_t{w};
+  };
+  // The 20 bytes every header has, unrolled; then any options.
+  uint64_t acc = word(0) + word(4) + word(8) + word(12) + word(16);
+  for (uint32_t i = kIpv4MinHeaderLen; i + 4 <= len; i += 4) acc += word(i);
+  while (acc >> 16) acc = (acc & 0xFFFF) + (acc >> 16);
+  return acc == 0xFFFF;
+}
+
+inline uint32_t pseudo_sum(const uint8_t* frame, const FrameInfo& info) {
+  const uint8_t* ip = frame + info.l3_offset;
+  return info.l3 == FrameInfo::L3::kIpv4 ? ipv4_pseudo_sum(ip, info.l4_proto, info.l4_len)
+                                         : ipv6_pseudo_sum(ip, info.l4_proto, info.l4_len);
+}
+
+inline bool has_l4(const FrameInfo& info, uint8_t proto, uint32_t min_len) {
+  return info.l3 != FrameInfo::L3::kNone && !info.fragment && info.l4_offset != 0 &&
+         info.l4_proto == proto && info.l4_len >= min_len;
+}
+
+}  // namespace offload_detail
+
 // RX CQE dw1 checksum bits (hw::Cqe::RxIpCsumOk ... RxUdpCsumFail) for a received frame.
-// `ipv6_ip_ok` (hw ipv6-ip-csum): a valid IPv6 header also sets RxIpCsumOk.
-uint32_t rx_checksum_flags(const uint8_t* frame, const FrameInfo& info, bool ipv6_ip_ok);
+// `ipv6_ip_ok` (hw ipv6-ip-csum): a valid IPv6 header also sets RxIpCsumOk. Inline: per frame.
+[[gnu::always_inline]] inline uint32_t rx_checksum_flags(const uint8_t* frame,
+                                                         const FrameInfo& info, bool ipv6_ip_ok) {
+  using hw::Cqe;
+  using namespace offload_detail;
+  uint32_t dw1 = 0;
+  if (info.l3 == FrameInfo::L3::kIpv4 && info.ipv4_header_ok) {
+    const uint8_t* ip = frame + info.l3_offset;
+    const bool ok = ipv4_header_verifies(ip, (ip[0] & 0xFu) * 4);
+    dw1 = ok ? Cqe::RxIpCsumOk::set(dw1, 1) : Cqe::RxIpCsumFail::set(dw1, 1);
+  } else if (ipv6_ip_ok && info.l3 == FrameInfo::L3::kIpv6 && info.ipv6_header_ok) {
+    dw1 = Cqe::RxIpCsumOk::set(dw1, 1);  // no header checksum: "ok" means a valid header
+  }
+  const bool tcp = has_l4(info, kIpProtoTcp, 20);
+  const bool udp = has_l4(info, kIpProtoUdp, 8);
+  if (!tcp && !udp) return dw1;
+  const uint8_t* l4 = frame + info.l4_offset;
+  if (udp && info.l3 == FrameInfo::L3::kIpv4 && l4[6] == 0 && l4[7] == 0)
+    return dw1;  // IPv4 UDP without a checksum: nothing to verify
+  const bool ok = csum_finish(csum_add(pseudo_sum(frame, info), l4, info.l4_len)) == 0;
+  if (tcp)
+    dw1 = ok ? Cqe::RxTcpCsumOk::set(dw1, 1) : Cqe::RxTcpCsumFail::set(dw1, 1);
+  else
+    dw1 = ok ? Cqe::RxUdpCsumOk::set(dw1, 1) : Cqe::RxUdpCsumFail::set(dw1, 1);
+  return dw1;
+}
 
 }  // namespace mana::emu

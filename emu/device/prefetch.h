@@ -4,8 +4,8 @@
 // driver polled, the driver's newest WQEs and the buffers it reposted in the other core's cache:
 // writing a CQE slot or a buffer first takes its line back from that core, and under x86's store
 // order every later store of the device waits behind that request. Asked for a few items ahead, the
-// transfer overlaps with the work on the items before (doc/performance.md, "The emulator's device
-// model").
+// transfer overlaps with the work on the items before (doc/performance-history.md, "The device
+// model's prefetch hints").
 #pragma once
 
 namespace mana::emu {

@@ -45,7 +45,11 @@ inline bool read_wqe(const WorkQueue& q, WqeView* out) {
 inline void read_sgl(const WorkQueue& q, const WqeView& w, hw::Sge* out, uint32_t n) {
   const uint32_t mask = q.size - 1;
   uint32_t pos = (w.offset_bu * hw::kBasicUnit + hw::kDmaOobSize + w.oob_bytes) & mask;
-  if (pos + n * hw::kSgeSize <= q.size) {  // the common case: no wrap, fixed-size copies
+  if (n == 1 && pos + hw::kSgeSize <= q.size) {  // the commonest: one SGE, no wrap
+    std::memcpy(out, q.ring + pos, hw::kSgeSize);
+    return;
+  }
+  if (pos + n * hw::kSgeSize <= q.size) {  // no wrap: fixed-size copies
     for (uint32_t i = 0; i < n; ++i)
       std::memcpy(&out[i], q.ring + pos + i * hw::kSgeSize, hw::kSgeSize);
     return;
@@ -94,25 +98,48 @@ inline constexpr uint32_t kPrefetchAheadBu = 16;  // 8 cache lines of ring: 8 si
 
 enum class SglStatus { kOk, kBadDummy, kBadKey, kOutOfRange, kNoWrite };
 
+// The last MR an SGE named (consecutive WQEs name the same lkey), so that most SGEs skip the table
+// lookup. Its owner resets it whenever an MR leaves the table, so its entry is always live.
+struct MrCache {
+  uint32_t lkey = 0;  // never a live lkey (TaggedTable ids are non-zero)
+  const Mr* mr = nullptr;
+  const Mr* find(const MrTable& mrs, uint32_t key) {
+    if (key == lkey && mr != nullptr) return mr;
+    const Mr* found = mrs.find(key);
+    if (found != nullptr) {
+      lkey = key;
+      mr = found;
+    }
+    return found;
+  }
+};
+
 // Checks every SGE: live lkey of the queue's PD, inside its MR, LOCAL_WRITE when `write`.
 // `num_sge == 0` requires the single dummy SGE {1, 0, 0} (passed as sges[0]). `keys_invalid`
-// treats every lkey as invalid (an injected fault).
-inline SglStatus check_sgl(const MrTable& mrs, uint32_t pd_id, const hw::Sge* sges,
-                           uint32_t num_sge, bool write, bool keys_invalid) {
+// treats every lkey as invalid (an injected fault). `cache`: MrCache over `mrs`. `*bytes` (when
+// kOk): the SGEs' total size, summed in the same pass.
+inline SglStatus check_sgl(const MrTable& mrs, MrCache& cache, uint32_t pd_id, const hw::Sge* sges,
+                           uint32_t num_sge, bool write, bool keys_invalid, uint64_t* bytes) {
+  *bytes = 0;
   if (num_sge == 0) {
     const hw::Sge& s = sges[0];
     const bool dummy = s.address == hw::kDummySge.address && s.mem_key == hw::kDummySge.mem_key &&
                        s.size == hw::kDummySge.size;
     return dummy ? SglStatus::kOk : SglStatus::kBadDummy;
   }
+  uint64_t total = 0;
   for (uint32_t i = 0; i < num_sge; ++i) {
     const hw::Sge& s = sges[i];
-    const Mr* mr = keys_invalid ? nullptr : mrs.find(s.mem_key);
+    const Mr* mr = keys_invalid ? nullptr : cache.find(mrs, s.mem_key);
     if (mr == nullptr || mr->pd_id != pd_id) return SglStatus::kBadKey;
-    if (s.address < mr->addr || s.size > mr->len || s.address - mr->addr > mr->len - s.size)
+    // Inside [addr, addr + len): the offset is below len and the size fits after it.
+    const uint64_t offset = s.address - mr->addr;
+    if (s.address < mr->addr || offset > mr->len || s.size > mr->len - offset)
       return SglStatus::kOutOfRange;
     if (write && !(mr->access & kIbvAccessLocalWrite)) return SglStatus::kNoWrite;
+    total += s.size;
   }
+  *bytes = total;
   return SglStatus::kOk;
 }
 

@@ -49,6 +49,8 @@ class RingEndpoint final : public WireEndpoint {
     return rx_ring_->pop(buf, cap, full_len);
   }
   uint32_t peek() override { return rx_ring_->peek(); }
+  FrameRing* direct_tx_ring() override { return tx_ring_; }
+  FrameRing* direct_rx_ring() override { return rx_ring_; }
 
  private:
   std::shared_ptr<RingMemory> tx_, rx_;  // keep the rings alive as long as either end

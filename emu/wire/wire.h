@@ -30,6 +30,7 @@
 namespace mana::emu {
 
 class TxRateCap;  // device/tx_rate_cap.h
+class FrameRing;  // wire/frame_ring.h
 
 class WireEndpoint {
  public:
@@ -55,6 +56,11 @@ class WireEndpoint {
   // The send-rate cap the port shares with another sender on this wire (its synthetic NIC: one
   // cap for the VM's egress over both paths), or null: the port's own cap.
   virtual TxRateCap* shared_tx_cap() { return nullptr; }
+  // An in-process ring endpoint (loop, pair): the rings behind transmit and receive, which the
+  // device thread may push to and pop from itself, saving a virtual call per frame. Null for
+  // every other wire. Asked once, when the device is built.
+  virtual FrameRing* direct_tx_ring() { return nullptr; }
+  virtual FrameRing* direct_rx_ring() { return nullptr; }
 };
 
 // What a wire may need to know about the port it serves (the fabric routes by MAC and IP).

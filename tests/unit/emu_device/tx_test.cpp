@@ -230,6 +230,27 @@ TEST_F(TxTest, SglChecksNeverTouchMemoryOutsideALiveMr) {
   EXPECT_EQ(c[2].type, hw::kCqeTxOkay);
 }
 
+// The device keeps the last MR an SGE named: deregistering that MR must end its use too.
+TEST_F(TxTest, AnMrJustUsedIsRefusedOnceDeregistered) {
+  const hw::TxOob good = tx.oob({});
+  uint8_t* buf = d.alloc(128);
+  const uint64_t a = reinterpret_cast<uint64_t>(buf);
+  const auto frame = build_frame(udp_flow(0, 0));
+  ASSERT_LE(frame.size(), 64u);
+  std::memset(buf, 0, 64);
+  std::memcpy(buf, frame.data(), frame.size());
+  uint32_t key = 0;
+  ASSERT_EQ(d.dev().reg_mr(d.pd, a, 128, 0, &key), 0);
+  tx.post(good, 8, {{a, key, 64}});
+  auto c = run();
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].type, hw::kCqeTxOkay);
+  wire().sent.clear();
+  ASSERT_EQ(d.dev().dereg_mr(key), 0);
+  tx.post(good, 8, {{a, key, 64}});
+  EXPECT_EQ(one_error(hw::kCqeTxInvalidOob).vendor_err, hw::kVendorErrAddrRange);
+}
+
 TEST_F(TxTest, FrameLengthAndSourceChecks) {
   // MTU 1500: a 1514-byte frame passes, 1515 does not; a tagged frame may have 1518.
   tx.post_frame(build_frame(udp_flow(0, 0, 1500 - 28)));
