@@ -230,7 +230,9 @@ TEST_F(TxTest, SglChecksNeverTouchMemoryOutsideALiveMr) {
   EXPECT_EQ(c[2].type, hw::kCqeTxOkay);
 }
 
-// The device keeps the last MR an SGE named: deregistering that MR must end its use too.
+// The device keeps the last MR an SGE named: deregistering that MR must end its use too. A new MR
+// over the same buffer is registered at once, so that a kept pointer to the freed MR would most
+// likely find that MR's memory (the allocator reuses the block) and accept the old key.
 TEST_F(TxTest, AnMrJustUsedIsRefusedOnceDeregistered) {
   const hw::TxOob good = tx.oob({});
   uint8_t* buf = d.alloc(128);
@@ -247,8 +249,15 @@ TEST_F(TxTest, AnMrJustUsedIsRefusedOnceDeregistered) {
   EXPECT_EQ(c[0].type, hw::kCqeTxOkay);
   wire().sent.clear();
   ASSERT_EQ(d.dev().dereg_mr(key), 0);
+  uint32_t key2 = 0;
+  ASSERT_EQ(d.dev().reg_mr(d.pd, a, 128, 0, &key2), 0);
+  ASSERT_NE(key2, key);
   tx.post(good, 8, {{a, key, 64}});
   EXPECT_EQ(one_error(hw::kCqeTxInvalidOob).vendor_err, hw::kVendorErrAddrRange);
+  tx.post(good, 8, {{a, key2, 64}});
+  c = run();
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].type, hw::kCqeTxOkay);
 }
 
 TEST_F(TxTest, FrameLengthAndSourceChecks) {
