@@ -157,9 +157,11 @@ class DeviceImpl final : public Device {
   // The CQE's hash-type field for the one NDIS bit of the hash computed (hw hash-type).
   uint32_t hash_type_field(uint32_t one_bit) const;
   void post_rx_error(Rq& rq, const WqeView& w, CqeStatus status);
-  // Every RX CQE goes through here (hw zero-length-cqe), or through its two parts: the
-  // zero-length CQE when one is due before the completion of the WQE at `wqe_offset` (bytes),
-  // then the completion itself.
+  // Every RX CQE goes through here (hw zero-length-cqe): the zero-length CQE when one is due
+  // before the completion of the WQE at `wqe_offset` (bytes), then the completion, `fill` writing
+  // its dw0..dw14 in place (cq_post_in_place); or the same for a CQE built by the caller.
+  template <typename Fill>
+  void post_rx_cqe(Rq& rq, uint32_t wqe_offset, Fill&& fill);
   void post_rx_cqe(Rq& rq, const hw::Cqe& cqe);
   void zero_length_cqe_if_due(Rq& rq, uint32_t wqe_offset);
   void flush_coalesced(Rq& rq);

@@ -31,6 +31,15 @@ bool can_take_frame(const Port& port) {
 
 }  // namespace
 
+// Defined before its callers, so that they inline it.
+template <typename Fill>
+[[gnu::always_inline]] inline void DeviceImpl::post_rx_cqe(Rq& rq, uint32_t wqe_offset,
+                                                           Fill&& fill) {
+  zero_length_cqe_if_due(rq, wqe_offset);
+  cq_post_in_place(*rq.cq, rq.id, false, fill);
+  ++rq.counters.cqes;
+}
+
 // Frames that reached the vPort while it had no RX steering belong to no queue: a NIC drops them on
 // arrival. The device thread may not have polled the port since (a QP destroyed with posted TX
 // frames on a loop wire just before a new RSS QP), so they must not reach the new queues.
@@ -91,8 +100,7 @@ unsigned DeviceImpl::receive_port(Port& port, unsigned budget) {
   // With one RX queue the destination is known before the frame is read: receive it straight
   // into the next posted buffer (a NIC may write posted buffers it does not complete).
   Rq* const single = rss != nullptr && rss->rqs.size() == 1 ? rss->rqs[0] : nullptr;
-  const bool may_hold = port.wire_holds_rx_frames && rss != nullptr;
-  for (; n < budget && (!may_hold || can_take_frame(port)); ++n) {
+  for (; n < budget && can_take_frame(port); ++n) {
     const bool to_buffer = single != nullptr && claim_rx_wqe(port, *single, &direct) &&
                            direct.status.type == hw::kCqeRxOkay && direct.wqe.num_sge == 1 &&
                            !port.faults.rx_error.armed();
@@ -236,16 +244,13 @@ void DeviceImpl::claim_and_complete(Port& port, Rq& rq, const uint8_t* frame, ui
 
   hw::RxPacketInfo info{hw::RxPacketInfo::Length::set(0, len), 0, hash};
   if (!config_.rx_coalescing) {
-    // post_rx_cqe's work, the CQE written in place.
     const uint32_t wqe_offset = w.offset_bu * hw::kBasicUnit;
-    zero_length_cqe_if_due(rq, wqe_offset);
-    cq_post_in_place(*rq.cq, rq.id, false, [&](uint32_t* dw) {
+    post_rx_cqe(rq, wqe_offset, [&](uint32_t* dw) {
       dw[0] = cqe_header({hw::kCqeRxOkay});
       dw[hw::Cqe::kRxFlagsDword] = dw1;
       std::memcpy(&dw[hw::Cqe::kRxPacketInfoDword], &info, sizeof(info));
       dw[hw::Cqe::kRxWqeOffsetDword] = wqe_offset;
     });
-    ++rq.counters.cqes;
     return;
   }
   // Coalesce consecutive packets of this RQ that share their dw1 metadata.
@@ -293,9 +298,9 @@ void DeviceImpl::flush_coalesced(Rq& rq) {
 }
 
 [[gnu::always_inline]] inline void DeviceImpl::post_rx_cqe(Rq& rq, const hw::Cqe& cqe) {
-  zero_length_cqe_if_due(rq, cqe.dw[hw::Cqe::kRxWqeOffsetDword]);
-  cq_post(*rq.cq, cqe, rq.id, false);
-  ++rq.counters.cqes;
+  post_rx_cqe(rq, cqe.dw[hw::Cqe::kRxWqeOffsetDword], [&cqe](uint32_t* dw) {
+    std::memcpy(dw, cqe.dw, hw::Cqe::kOwnerDword * sizeof(dw[0]));
+  });
 }
 
 void DeviceImpl::flush_all_coalesced() {
