@@ -268,7 +268,9 @@ while [ $# -gt 0 ]; do
   shift 2 || die "--callgrind: $1 needs a value"
 done
 # Self instructions per object of a callgrind profile ("object instructions" lines): cost lines
-# count for the current ob=, except the inclusive cost line that follows each calls= line.
+# count for the current ob=, except the inclusive cost line that follows each calls= line. A cost
+# line is a line number and the events, instructions first (the cache misses after them with
+# --cache-sim).
 by_object() {
   awk 'function name_of(spec,   id, rest) {
          id = spec; sub(/\).*/, "", id); sub(/^\(/, "", id)
@@ -279,7 +281,7 @@ by_object() {
        /^ob=/ { ob = name_of(substr($0, 4)); next }
        /^cob=/ { name_of(substr($0, 5)); next }
        /^calls=/ { skip = 1; next }
-       /^[0-9+*-]/ { if (skip) { skip = 0; next } cost[ob] += $NF; next }
+       /^[0-9+*-]/ { if (skip) { skip = 0; next } cost[ob] += $2; next }
        END { for (o in cost) print o, cost[o] }' "$1"
 }
 # "driver / DPDK libraries / benchmark / other" instructions per packet of profile $1 over $2
