@@ -91,6 +91,7 @@ void DeviceImpl::drop_unsteered_frames(Port& port) {
 
 unsigned DeviceImpl::receive_port(Port& port, unsigned budget) {
   unsigned n = 0;
+  if (port.wire_holds_rx_frames) port.wire->receiver_polled();
   const uint32_t mtu_frame = port_mtu(port) + kEthHeaderLen;
   const HwBehaviour::RxOversize oversize_rule = config_.hw.rx_oversize;
   RxBuffer direct;

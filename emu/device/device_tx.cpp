@@ -3,6 +3,7 @@
 // offloads -> wire -> TX CQE (doc/hardware.md §4.5, §4.9). Memory is read only after its SGE was
 // checked against a live MR.
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <thread>
 
@@ -55,18 +56,33 @@ unsigned DeviceImpl::process_sq(Sq& sq, unsigned budget) {
 
 // A NIC sends what was posted at line rate; the device thread may lag behind, and a flow-controlled
 // wire (fabric) may be holding the SQ back. So that a stopping application loses none of the frames
-// its driver accepted, they still go out, the wire's own stall limit (and this deadline) bounding
-// the wait; this device's own ports keep receiving meanwhile.
+// its driver accepted, they still go out: while the wire holds them back, for as long as the wire's
+// own stall rule allows (fabric_wire.h), else (a full CQ, the rate cap) for 2 s without progress;
+// this device's own ports keep receiving meanwhile. What is left is named on stderr.
 void DeviceImpl::send_posted_wqes(Sq& sq) {
+  using Clock = std::chrono::steady_clock;
+  constexpr auto kNoProgressLimit = std::chrono::seconds(2);
+  constexpr auto kWireHoldLimit = std::chrono::seconds(15);  // past the fabric's 10 s
   drain_doorbells();
   if (poll_doorbells_.load(std::memory_order_relaxed)) sample_doorbell_pages();
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-  while (!sq.dead && !sq.stalled && sq.pending_bu() != 0 &&
-         std::chrono::steady_clock::now() < deadline) {
-    if (process_sq(sq, kTxBudget) != 0) continue;
+  auto last_progress = Clock::now();
+  while (!sq.dead && !sq.stalled && sq.pending_bu() != 0) {
+    if (process_sq(sq, kTxBudget) != 0) {
+      last_progress = Clock::now();
+      continue;
+    }
+    const auto limit = sq.port->wire->retry_later() ? kWireHoldLimit : kNoProgressLimit;
+    if (Clock::now() - last_progress >= limit) break;
     for (Port& port : ports_) receive_port(port, kRxBudget);
     std::this_thread::yield();
   }
+  if (!sq.dead && !sq.stalled && sq.pending_bu() != 0)
+    fprintf(stderr,
+            "mana-emu: SQ %u destroyed with %u basic units of WQEs not sent: its %s made no "
+            "progress\n",
+            sq.id, sq.pending_bu(),
+            sq.port->wire->retry_later() ? "wire held them back (a receiver that does not run)"
+                                         : "CQ or rate cap");
 }
 
 [[gnu::always_inline]] inline CqeStatus DeviceImpl::check_and_send(Sq& sq, const WqeView& w) {

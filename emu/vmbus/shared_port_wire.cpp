@@ -48,6 +48,7 @@ bool SharedPortWire::transmit_synthetic(std::span<const uint8_t> frame) {
 }
 
 std::span<const uint8_t> SharedPortWire::receive_synthetic() {
+  wire_->receiver_polled();  // the synthetic NIC's host takes frames too: the receiver runs
   // A frame held for a VF that is gone (or switched back) goes to the synthetic NIC after all.
   if (held_len_ != 0 && !for_vf(std::span<const uint8_t>(held_.data(), held_len_)) &&
       count_ < kQueueFrames) {
@@ -91,5 +92,7 @@ uint32_t SharedPortWire::VfSide::peek() {
 bool SharedPortWire::VfSide::retry_later() { return owner_->wire_->retry_later(); }
 
 bool SharedPortWire::VfSide::holds_rx_frames() const { return owner_->wire_->holds_rx_frames(); }
+
+void SharedPortWire::VfSide::receiver_polled() { owner_->wire_->receiver_polled(); }
 
 }  // namespace mana::emu::vmbus

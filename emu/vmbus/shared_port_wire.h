@@ -66,6 +66,7 @@ class SharedPortWire {
     uint32_t peek() override;
     bool retry_later() override;
     bool holds_rx_frames() const override;
+    void receiver_polled() override;
     TxRateCap* shared_tx_cap() override { return &owner_->tx_cap_; }
 
    private:

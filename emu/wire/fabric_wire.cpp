@@ -20,7 +20,7 @@ namespace mana::emu {
 namespace {
 
 constexpr uint32_t kFabricMagic = 0x46414252;  // "FABR"
-constexpr uint32_t kFabricLayoutVersion = 1;
+constexpr uint32_t kFabricLayoutVersion = 2;
 constexpr size_t kFabricHeaderBytes = 4096;
 constexpr size_t kFabricRingBytes = FabricRing::bytes_for(kFabricRingCapacity);
 constexpr size_t kFabricBytes = kFabricHeaderBytes + kFabricMaxPorts * kFabricRingBytes;
@@ -28,7 +28,8 @@ constexpr off_t kFabricSetupLockByte = 0;
 constexpr off_t slot_lock_byte(uint32_t slot) { return 1 + slot; }
 
 // One port slot. Identity fields change only under the setup lock, before `attached` is set;
-// the counters are written by the owner's device thread only.
+// the counters and `rx_polls` (how often the owner's device polled the port: what senders
+// waiting for room in its ring look at) are written by the owner's device thread only.
 struct alignas(64) FabricPortEntry {
   std::atomic<uint32_t> attached;
   uint8_t ipv4[4];
@@ -36,6 +37,7 @@ struct alignas(64) FabricPortEntry {
   uint8_t reserved[6];
   std::atomic<uint64_t> delivered, arp_replies, group_not_delivered, unknown_ip, spoofed,
       unroutable, full_drops;
+  std::atomic<uint64_t> rx_polls;
 };
 static_assert(sizeof(FabricPortEntry) == 128);
 
@@ -141,6 +143,7 @@ class FabricEndpoint final : public WireEndpoint {
   uint32_t peek() override { return rings_[slot_].peek(); }
   bool retry_later() override { return retry_; }
   bool holds_rx_frames() const override { return true; }
+  void receiver_polled() override { bump(self_.rx_polls); }
 
  private:
   static constexpr uint32_t kNone = ~0u;
@@ -165,15 +168,21 @@ class FabricEndpoint final : public WireEndpoint {
     return true;
   }
 
-  // The destination ring is full: wait (the device offers the frame again) for a bounded time.
+  // The destination ring is full: wait (the device offers the frame again) for a bounded time,
+  // counted while the receiver runs (fabric_wire.h).
   bool refused(uint32_t slot) {
     const auto now = std::chrono::steady_clock::now();
     if (dropping_to_ != slot) {
+      const uint64_t polls = header_->ports[slot].rx_polls.load(std::memory_order_relaxed);
       if (!stalled_) {
         stalled_ = true;
         stall_start_ = now;
+        stall_polls_ = polls;
       }
-      if (now - stall_start_ < std::chrono::milliseconds(kFabricMaxStallMs)) {
+      const auto waited = now - stall_start_;
+      const bool receiver_ran = polls - stall_polls_ >= kFabricStallReceiverPolls;
+      if (waited < std::chrono::milliseconds(kFabricMaxStallMs) ||
+          (!receiver_ran && waited < std::chrono::milliseconds(kFabricMaxReceiverAbsentMs))) {
         retry_ = true;
         return false;
       }
@@ -220,6 +229,7 @@ class FabricEndpoint final : public WireEndpoint {
   bool retry_ = false;
   bool stalled_ = false;
   std::chrono::steady_clock::time_point stall_start_{};
+  uint64_t stall_polls_ = 0;  // the receiver's rx_polls when the wait began
   uint32_t dropping_to_ = kNone;
 };
 

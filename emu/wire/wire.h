@@ -53,6 +53,9 @@ class WireEndpoint {
   // each RX queue, leaving them queued otherwise (flow control toward the senders). Asked once,
   // when the device is built.
   virtual bool holds_rx_frames() const { return false; }
+  // The port's device polled it (each pass, on wires that hold RX frames): a flow-controlled wire
+  // holds its senders back only while the receiver is not running (fabric_wire.h).
+  virtual void receiver_polled() {}
   // The send-rate cap the port shares with another sender on this wire (its synthetic NIC: one
   // cap for the VM's egress over both paths), or null: the port's own cap.
   virtual TxRateCap* shared_tx_cap() { return nullptr; }

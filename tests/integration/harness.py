@@ -304,10 +304,15 @@ def testpmd_on_emu(emu_opts, prefix, testpmd_opts, eal_extra=None, interactive=F
     return Program(argv, stdin=subprocess.PIPE if interactive else subprocess.DEVNULL)
 
 
+def command_pids(p):
+    """The process IDs of the program `mana-emu run` started for `p` (its children)."""
+    children = subprocess.run(["pgrep", "-P", str(p.proc.pid)], capture_output=True, text=True)
+    return [int(pid) for pid in children.stdout.split()]
+
+
 def child_environ(p, name):
     """The value of `name` in the environment of the program `mana-emu run` started for `p`."""
-    children = subprocess.run(["pgrep", "-P", str(p.proc.pid)], capture_output=True, text=True)
-    for pid in children.stdout.split():
+    for pid in command_pids(p):
         try:
             env = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
         except OSError:

@@ -15,7 +15,7 @@ from emulator import device_port, fabric_ports
 import harness
 from harness import Program, emu_run, expect
 from launch import RECEIVER, SENDER
-from testpmd_cli import parse_forward_stats, parse_port_stats, receiver_rx_packets
+from testpmd_cli import ReceiverCounts, parse_forward_stats, parse_port_stats
 
 # Hugepages its DPDK processes take together at their peak (hugepages.py): two testpmd processes of -m 128 and small pools, measured 360 and 412 MB.
 HUGEPAGES_MB = 512
@@ -56,17 +56,12 @@ def send_receive(max_pkt_len, txpkts, queues=1):
                   ["--forward-mode=txonly", *common, f"--txpkts={txpkts}", *flows,
                    f"--tx-ip={SENDER['ip']},{RECEIVER['ip']}"], jumbo)
     snd.wait_for(r"txonly packet forwarding", timeout=60)
-    blocks = [(0, 0)]
-    harness.repeat_until(lambda: blocks.append(receiver_rx_packets(rcv, blocks[-1][1])) or
-                         blocks[-1][0], lambda rx: rx >= FRAMES,
-                         f"the receiver to count {FRAMES} packets", timeout=60)
+    counts = ReceiverCounts(rcv)
+    counts.wait_for(FRAMES, timeout=60)
     expect(snd.stop() == 0, "sender failed", snd)
     sent = parse_forward_stats(snd.output())[0]["TX-packets"]
     # Every frame the sender's driver took reaches the receiver, or its count stops moving.
-    harness.repeat_until(lambda: blocks.append(receiver_rx_packets(rcv, blocks[-1][1])) or
-                         (blocks[-2][0], blocks[-1][0]),
-                         lambda last: last[1] == sent or last[0] == last[1],
-                         f"the receiver to count {sent} packets or stop counting", timeout=60)
+    counts.wait_for_all(sent, timeout=60)
     vport = device_port(rcv)
     ports = fabric_ports(fabric)
     expect(rcv.stop() == 0, "receiver failed", rcv)
@@ -74,12 +69,13 @@ def send_receive(max_pkt_len, txpkts, queues=1):
     received = sum(s["RX-packets"] for s in got.values())
     frame = sum(int(s) for s in txpkts.split(","))
     what = f"--max-pkt-len={max_pkt_len} --txpkts={txpkts} ({queues} queues)"
+    s = ports[SENDER["mac"]]
     expect(received == sent and sent >= FRAMES,
-           f"{what}: sender TX-packets {sent}, receiver RX-packets {received}", rcv)
+           f"{what}: sender TX-packets {sent}, receiver RX-packets {received}; fabric {s}; "
+           f"receiver's vPort {vport}; receiver's counts by stats block {counts.counts()}", rcv)
     expect(re.search(r"RX-errors:\s+[1-9]", rcv.output()) is None, f"{what}: receive errors", rcv)
     expect(all(vport[k] == 0 for k in ("rx_no_wqe_drops", "rx_mtu_drops", "rx_oversize")) and
            vport["rx_frames"] == sent, f"{what}: receiver's vPort {vport}", rcv)
-    s = ports[SENDER["mac"]]
     expect(s["delivered"] == sent and s["full_drops"] == 0, f"{what}: fabric {s}", rcv)
     rx_bytes = sum(st["RX-bytes"] for st in parse_port_stats(rcv.output()).values())
     expect(rx_bytes == sent * frame,

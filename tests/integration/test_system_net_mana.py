@@ -40,9 +40,8 @@ def profiles():
 
 def net_mana_libraries(p):
     """The net_mana libraries mapped into the testpmd that `mana-emu run` started for `p`."""
-    children = subprocess.run(["pgrep", "-P", str(p.proc.pid)], capture_output=True, text=True)
     found = set()
-    for pid in children.stdout.split():
+    for pid in harness.command_pids(p):
         for line in Path(f"/proc/{pid}/maps").read_text().splitlines():
             if "net_mana" in line:
                 found.add(line.split()[-1])

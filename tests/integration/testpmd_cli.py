@@ -7,7 +7,7 @@ import json
 import re
 import subprocess
 
-from harness import expect
+from harness import expect, repeat_until
 
 # testpmd drains the RX queues after printing "<mode> packet forwarding - ports=..." and before this
 # line: frames must be sent only once it has appeared.
@@ -89,6 +89,37 @@ def receiver_rx_packets(p, start):
     p.wait_for(r"NIC statistics for port 0", timeout=30, start=start)
     m = p.wait_for(r"RX-packets:\s+(\d+)", timeout=30, start=p.last_index)
     return int(m.group(1)), p.last_index + 1
+
+
+class ReceiverCounts:
+    """Port 0's RX-packets in a receiving testpmd's periodic stats blocks (--stats-period), read in
+    the order it printed them: each step of a wait is one block."""
+
+    def __init__(self, p):
+        self.p = p
+        self.blocks = [(0, 0)]  # (RX-packets, the line after its block)
+
+    def next(self):
+        self.blocks.append(receiver_rx_packets(self.p, self.blocks[-1][1]))
+        return self.blocks[-1][0]
+
+    def wait_for(self, count, timeout=120.0):
+        """Until a block shows at least `count` packets."""
+        return repeat_until(self.next, lambda rx: rx >= count,
+                            f"the receiver to count {count} packets", timeout=timeout)
+
+    def wait_for_all(self, sent, timeout=120.0):
+        """Until a block shows `sent` packets (every frame the sender's driver took), or two blocks
+        in a row show the same count (the receiver stopped counting short of it)."""
+        repeat_until(self._last_two, lambda last: last[1] == sent or last[0] == last[1],
+                     f"the receiver to count {sent} packets or stop counting", timeout=timeout)
+
+    def _last_two(self):
+        self.next()
+        return self.blocks[-2][0], self.blocks[-1][0]
+
+    def counts(self):
+        return [rx for rx, _ in self.blocks[1:]]
 
 
 def xstats(p, port=0):

@@ -8,8 +8,10 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstring>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -26,7 +28,9 @@ using mana::emu::FabricMac;
 using mana::emu::FabricPortCounters;
 using mana::emu::kAzureGatewayMac;
 using mana::emu::kFabricMaxPorts;
+using mana::emu::kFabricMaxStallMs;
 using mana::emu::kFabricRingCapacity;
+using mana::emu::kFabricStallReceiverPolls;
 using mana::emu::kWireMaxFrameLen;
 using mana::emu::WireEndpoint;
 using namespace std::chrono_literals;
@@ -191,9 +195,15 @@ TEST(FabricWire, FullPortHoldsTheSenderThenDropsAfterTheStallLimit) {
   EXPECT_TRUE(a->retry_later());  // flow control: offer it again later
   take(*b);
   EXPECT_TRUE(send(*a, extra));
-  // The receiver stops taking frames: after the stall limit the sender drops, then at once.
+  // The receiver polls but stops taking frames: after the stall limit the sender drops, then at
+  // once.
   EXPECT_FALSE(send(*a, extra));
-  EXPECT_TRUE(wait_until([&] { return !send(*a, extra) && !a->retry_later(); }, 5s));
+  EXPECT_TRUE(wait_until(
+      [&] {
+        for (int i = 0; i < 100; ++i) b->receiver_polled();
+        return !send(*a, extra) && !a->retry_later();
+      },
+      5s));
   EXPECT_FALSE(send(*a, extra));
   EXPECT_FALSE(a->retry_later());
   EXPECT_EQ(counters_of(name, 1).full_drops, 2u);
@@ -206,6 +216,32 @@ TEST(FabricWire, FullPortHoldsTheSenderThenDropsAfterTheStallLimit) {
     EXPECT_EQ(seq, i);
   }
   EXPECT_TRUE(send(*a, extra));
+}
+
+// A receiver that does not run (a loaded machine, a paused VM) refused nothing: its senders wait
+// past the stall limit, and drop only once it has polled enough times, or after the absent limit.
+TEST(FabricWire, AReceiverThatDoesNotPollHoldsTheSenderPastTheStallLimit) {
+  const std::string name = unique_fabric("absent");
+  auto a = attach(name, 1), b = attach(name, 2);
+  ASSERT_TRUE(a && b);
+  for (uint32_t i = 0; i < kFabricRingCapacity; ++i)
+    ASSERT_TRUE(send(*a, ipv4_frame(1, ip_of(2), mac_of(2), i))) << i;
+  auto extra = ipv4_frame(1, ip_of(2), mac_of(2), kFabricRingCapacity);
+  EXPECT_FALSE(send(*a, extra));
+  const auto waited_from = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - waited_from <
+         std::chrono::milliseconds(kFabricMaxStallMs + 200)) {
+    ASSERT_FALSE(send(*a, extra));
+    ASSERT_TRUE(a->retry_later()) << "dropped although the receiver never polled";
+    std::this_thread::sleep_for(10ms);
+  }
+  for (uint64_t i = 0; i + 1 < kFabricStallReceiverPolls; ++i) b->receiver_polled();
+  EXPECT_FALSE(send(*a, extra));
+  EXPECT_TRUE(a->retry_later()) << "dropped before the receiver polled enough times";
+  b->receiver_polled();
+  EXPECT_FALSE(send(*a, extra));
+  EXPECT_FALSE(a->retry_later());
+  EXPECT_EQ(counters_of(name, 1).full_drops, 1u);
 }
 
 TEST(FabricWire, AttachErrorsAreClear) {
