@@ -28,8 +28,8 @@ constexpr off_t kFabricSetupLockByte = 0;
 constexpr off_t slot_lock_byte(uint32_t slot) { return 1 + slot; }
 
 // One port slot. Identity fields change only under the setup lock, before `attached` is set;
-// the counters and `rx_polls` (how often the owner's device polled the port: what senders
-// waiting for room in its ring look at) are written by the owner's device thread only.
+// the counters and `rx_polled_ns` (the time the owner's device spent polling the port: what
+// senders waiting for room in its ring look at) are written by the owner's device thread only.
 struct alignas(64) FabricPortEntry {
   std::atomic<uint32_t> attached;
   uint8_t ipv4[4];
@@ -37,7 +37,7 @@ struct alignas(64) FabricPortEntry {
   uint8_t reserved[6];
   std::atomic<uint64_t> delivered, arp_replies, group_not_delivered, unknown_ip, spoofed,
       unroutable, full_drops;
-  std::atomic<uint64_t> rx_polls;
+  std::atomic<uint64_t> rx_polled_ns;
 };
 static_assert(sizeof(FabricPortEntry) == 128);
 
@@ -143,7 +143,18 @@ class FabricEndpoint final : public WireEndpoint {
   uint32_t peek() override { return rings_[slot_].peek(); }
   bool retry_later() override { return retry_; }
   bool holds_rx_frames() const override { return true; }
-  void receiver_polled() override { bump(self_.rx_polls); }
+  // Adds the time since the last poll when it was short: the device ran in between.
+  void receiver_polled() override {
+    const auto now = std::chrono::steady_clock::now();
+    const auto gap = now - last_poll_;
+    last_poll_ = now;
+    if (gap < std::chrono::milliseconds(kFabricPollGapMs)) {
+      const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(gap).count();
+      self_.rx_polled_ns.store(
+          self_.rx_polled_ns.load(std::memory_order_relaxed) + static_cast<uint64_t>(ns),
+          std::memory_order_relaxed);
+    }
+  }
 
  private:
   static constexpr uint32_t kNone = ~0u;
@@ -173,16 +184,16 @@ class FabricEndpoint final : public WireEndpoint {
   bool refused(uint32_t slot) {
     const auto now = std::chrono::steady_clock::now();
     if (dropping_to_ != slot) {
-      const uint64_t polls = header_->ports[slot].rx_polls.load(std::memory_order_relaxed);
+      const uint64_t polled = header_->ports[slot].rx_polled_ns.load(std::memory_order_relaxed);
       if (!stalled_) {
         stalled_ = true;
         stall_start_ = now;
-        stall_polls_ = polls;
+        stall_polled_ns_ = polled;
       }
-      const auto waited = now - stall_start_;
-      const bool receiver_ran = polls - stall_polls_ >= kFabricStallReceiverPolls;
-      if (waited < std::chrono::milliseconds(kFabricMaxStallMs) ||
-          (!receiver_ran && waited < std::chrono::milliseconds(kFabricMaxReceiverAbsentMs))) {
+      const bool receiver_refused =
+          polled - stall_polled_ns_ >= uint64_t{kFabricMaxStallMs} * 1'000'000;
+      if (!receiver_refused &&
+          now - stall_start_ < std::chrono::milliseconds(kFabricMaxReceiverAbsentMs)) {
         retry_ = true;
         return false;
       }
@@ -229,7 +240,8 @@ class FabricEndpoint final : public WireEndpoint {
   bool retry_ = false;
   bool stalled_ = false;
   std::chrono::steady_clock::time_point stall_start_{};
-  uint64_t stall_polls_ = 0;  // the receiver's rx_polls when the wait began
+  uint64_t stall_polled_ns_ = 0;  // the receiver's rx_polled_ns when the wait began
+  std::chrono::steady_clock::time_point last_poll_{};  // this port's device, as a receiver
   uint32_t dropping_to_ = kNone;
 };
 

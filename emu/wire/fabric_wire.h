@@ -20,13 +20,13 @@ namespace mana::emu {
 inline constexpr uint32_t kFabricMaxPorts = 16;
 inline constexpr uint32_t kFabricRingCapacity = 512;  // frames queued per receiving port
 // How long a sender waits (its SQ backing up) for room in a receiving port's ring before it
-// drops the frame, counted only once the receiving port's device has polled its port
-// kFabricStallReceiverPolls times since the wait began: a receiver that was not scheduled (a
+// drops the frame, in the receiver's time: the time its device spent polling the port since the
+// wait began (polls less than kFabricPollGapMs apart). A receiver that was not scheduled (a
 // loaded machine, a paused VM) did not refuse the frames. A receiver that never polls (stopped or
-// killed) is given up after kFabricMaxReceiverAbsentMs. After a drop the sender drops at once to
-// that port until the ring has room again.
+// killed) is given up after kFabricMaxReceiverAbsentMs of the sender's time. After a drop the
+// sender drops at once to that port until the ring has room again.
 inline constexpr uint32_t kFabricMaxStallMs = 1000;
-inline constexpr uint64_t kFabricStallReceiverPolls = 1000;
+inline constexpr uint32_t kFabricPollGapMs = 1;
 inline constexpr uint32_t kFabricMaxReceiverAbsentMs = 10000;
 
 // What the fabric did with the frames one port sent (each counted once).
