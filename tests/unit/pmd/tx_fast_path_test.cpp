@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The TX fast path's own rules (doc/guide.md "TX thresholds", doc/performance.md "Cost per packet"):
-// the CQE cadence of tx_rs_thresh, reclaim below tx_free_thresh, the bulk free with and without
-// MBUF_FAST_FREE, the seed tx_prepare marks so that the burst does not check it again, and the
-// pseudo-header seed's few adds against DPDK's own functions.
+// The TX fast path's own rules (doc/guide.md "TX thresholds", doc/performance.md "Cost per
+// packet"): the CQE cadence of tx_rs_thresh, reclaim below tx_free_thresh, the bulk free with and
+// without MBUF_FAST_FREE, the seed tx_prepare marks so that the burst does not check it again, and
+// the pseudo-header seed's few adds against DPDK's own functions.
 #include <cstring>
 #include <random>
 #include <vector>
