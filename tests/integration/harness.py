@@ -204,6 +204,12 @@ class Program:
         """Reads output for up to `timeout` seconds; False once the program closed its output."""
         return self._pump(timeout)
 
+    def drain(self):
+        """Reads all the output the program has written so far, without waiting for more."""
+        while self._sel.select(0):
+            if not self._pump(0):
+                return
+
     def _pump(self, timeout):
         """Reads what is available within `timeout` seconds; returns False at EOF."""
         if not self._sel.select(timeout):

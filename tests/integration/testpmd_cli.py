@@ -98,9 +98,10 @@ class ReceiverCounts:
     def __init__(self, p):
         self.p = p
         self.blocks = [(0, 0)]  # (RX-packets, the line after its block)
+        self.skip_to = 0  # the next block is read from this line on, at the earliest
 
     def next(self):
-        self.blocks.append(receiver_rx_packets(self.p, self.blocks[-1][1]))
+        self.blocks.append(receiver_rx_packets(self.p, max(self.blocks[-1][1], self.skip_to)))
         return self.blocks[-1][0]
 
     def wait_for(self, count, timeout=120.0):
@@ -109,14 +110,20 @@ class ReceiverCounts:
                             f"the receiver to count {count} packets", timeout=timeout)
 
     def wait_for_all(self, sent, timeout=120.0):
-        """Until a block shows `sent` packets (every frame the sender's driver took), or two blocks
-        in a row show the same count (the receiver stopped counting short of it)."""
-        repeat_until(self._last_two, lambda last: last[1] == sent or last[0] == last[1],
+        """Until a block shows `sent` packets (every frame the sender's driver took), or three
+        blocks in a row show the same count (the receiver stopped counting short of it for two
+        stats periods). Only blocks printed from now on count: two equal blocks from a moment the
+        receiver was not scheduled while the sender still sent do not end the wait."""
+        self.p.drain()
+        self.skip_to = len(self.p.lines)
+        first = len(self.blocks)
+        repeat_until(lambda: self._last_three(first),
+                     lambda last: last[-1] == sent or (len(last) == 3 and len(set(last)) == 1),
                      f"the receiver to count {sent} packets or stop counting", timeout=timeout)
 
-    def _last_two(self):
+    def _last_three(self, first):
         self.next()
-        return self.blocks[-2][0], self.blocks[-1][0]
+        return [rx for rx, _ in self.blocks[max(first, len(self.blocks) - 3):]]
 
     def counts(self):
         return [rx for rx, _ in self.blocks[1:]]
