@@ -116,8 +116,9 @@ struct ShortRun {
 };
 
 // Posts the run's packets up to the first that needs a call (several segments, a memory region
-// not in `mr`, a checksum tx_prepare did not seed); returns how many it posted. A leaf function of
-// its own: its loop keeps every value in a register, whatever the caller's slow paths hold.
+// not in `mr`, a checksum tx_prepare did not seed outside the common case); returns how many it
+// posted. A leaf function of its own: its loop keeps every value in a register, whatever the
+// caller's slow paths hold.
 template <bool kChecksum>
 __attribute__((noinline)) uint32_t post_plain_wqes(const ShortRun& r, uint32_t k, uint64_t oob_word,
                                                    const uint64_t* csum_oob, uint64_t seeded,
@@ -144,8 +145,10 @@ __attribute__((noinline)) uint32_t post_plain_wqes(const ShortRun& r, uint32_t k
     uint64_t oob = oob_word;
     if constexpr (kChecksum) {
       const uint64_t f = m->ol_flags;
-      if (!(f & seeded)) break;
-      m->ol_flags = f ^ seeded;  // prepared for one send
+      if (f & seeded)
+        m->ol_flags = f ^ seeded;  // prepared for one send
+      else if ((f & RTE_MBUF_F_TX_L4_MASK) != 0 && !seed_common_case(m, f, 0))
+        break;  // not prepared, and not the common case: the caller takes every rule
       oob = checksum_oob(csum_oob, m, f);
     }
     write_short_wqe(w, out + i, d + i, m, oob, addr, len, lkey, meta);

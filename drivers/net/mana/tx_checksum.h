@@ -10,10 +10,13 @@
 #include <cstring>
 
 #include <rte_byteorder.h>
+#include <rte_ether.h>
 #include <rte_ip.h>
 #include <rte_mbuf.h>
 #include <rte_tcp.h>
 #include <rte_udp.h>
+
+#include "tx_oob.h"
 
 namespace mana {
 
@@ -105,6 +108,69 @@ inline SeedResult seed_l4_checksum(rte_mbuf* m) {
   if (!mbuf_data_writable(m)) return SeedResult::kReadOnlyMbuf;
   *p = sum;
   return SeedResult::kDone;
+}
+
+// What the common-case seed needs of a checksum request, by the five flag bits of tx_oob.h: the
+// shortest IP header (above any l3_len for a request it does not take, so that its length test
+// refuses those too), where the L4 checksum field ends within the L4 header, the IP version.
+struct SeedCase {
+  uint8_t ipv4 = 0;
+  uint8_t field_end = 0;
+  uint16_t min_l3 = 1u << RTE_MBUF_L3_LEN_BITS;
+};
+constexpr SeedCase seed_case_of(uint64_t f) {
+  const uint64_t l4 = f & RTE_MBUF_F_TX_L4_MASK;
+  const bool v4 = f & RTE_MBUF_F_TX_IPV4, v6 = f & RTE_MBUF_F_TX_IPV6;
+  const bool ip_csum = f & RTE_MBUF_F_TX_IP_CKSUM;
+  const bool tcp = l4 == RTE_MBUF_F_TX_TCP_CKSUM;
+  SeedCase c;
+  if (v4 == v6 || (ip_csum && !v4) || !(tcp || l4 == RTE_MBUF_F_TX_UDP_CKSUM)) return c;
+  c.ipv4 = v4;
+  c.min_l3 = v4 ? sizeof(rte_ipv4_hdr) : sizeof(rte_ipv6_hdr);
+  c.field_end =
+      (tcp ? offsetof(rte_tcp_hdr, cksum) : offsetof(rte_udp_hdr, dgram_cksum)) + sizeof(uint16_t);
+  return c;
+}
+[[gnu::visibility("hidden")]] inline constexpr auto kSeedCases = tx_csum_flags_table(seed_case_of);
+static_assert(sizeof(SeedCase) == sizeof(uint32_t));
+
+// The offloads a net_mana queue can be asked for; any other flag of RTE_MBUF_F_TX_OFFLOAD_MASK is
+// refused (TSO is taken apart, before any seed).
+inline constexpr uint64_t kSupportedTxFlags = RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IPV6 |
+                                              RTE_MBUF_F_TX_IP_CKSUM | RTE_MBUF_F_TX_L4_MASK |
+                                              RTE_MBUF_F_TX_VLAN;
+inline constexpr uint64_t kRefusedTxFlags = RTE_MBUF_F_TX_OFFLOAD_MASK & ~kSupportedTxFlags;
+// Outside the common case: a refused offload flag, data other mbufs may see (a clone's, an
+// attached buffer's).
+inline constexpr uint64_t kSeedUncommonFlags =
+    kRefusedTxFlags | RTE_MBUF_F_INDIRECT | RTE_MBUF_F_EXTERNAL;
+
+// The common case's seed, written without reading the field: a direct, unshared, one-segment mbuf
+// asking for a UDP or TCP checksum over IPv4 or IPv6, with plausible header lengths and the field
+// in its data, and `more_rules` (the caller's own, each difference negative when broken) kept.
+// The length rules are one sign test. False: not the common case, nothing written; the caller
+// takes every rule (seed_l4_checksum). Used by tx_prepare and by the burst on packets tx_prepare
+// did not see.
+[[gnu::always_inline]] inline bool seed_common_case(rte_mbuf* m, uint64_t f, uint32_t more_rules) {
+  const SeedCase c = kSeedCases[(f >> kTxCsumFlagsShift) & 0x1F];
+  uint32_t refcnt_segs;
+  static_assert(offsetof(rte_mbuf, nb_segs) == offsetof(rte_mbuf, refcnt) + sizeof(uint16_t));
+  std::memcpy(&refcnt_segs, &m->refcnt, sizeof(refcnt_segs));
+  constexpr uint32_t kOneSegUnshared = 1u | 1u << 16;  // little endian: refcnt 1, nb_segs 1
+  // l2_len and l3_len: the lowest bit-fields of the tx_offload word (little endian).
+  const auto lens = static_cast<uint32_t>(m->tx_offload);
+  const uint32_t l2 = lens & RTE_LEN2MASK(RTE_MBUF_L2_LEN_BITS, uint32_t);
+  const uint32_t l3 = (lens >> RTE_MBUF_L2_LEN_BITS) & RTE_LEN2MASK(RTE_MBUF_L3_LEN_BITS, uint32_t);
+  const uint32_t end = l2 + l3 + c.field_end;
+  // Unsigned: a broken rule wraps its (small) difference, which sets the top bit.
+  const auto short_by = static_cast<int32_t>((l2 - sizeof(rte_ether_hdr)) | (l3 - c.min_l3) |
+                                             (uint32_t{m->data_len} - end) | more_rules);
+  if (((f & kSeedUncommonFlags) | (refcnt_segs ^ kOneSegUnshared)) != 0 || short_by < 0)
+    return false;
+  const uint8_t* ip = rte_pktmbuf_mtod_offset(m, const uint8_t*, l2);
+  *rte_pktmbuf_mtod_offset(m, unaligned_uint16_t*, end - sizeof(uint16_t)) =
+      c.ipv4 ? ipv4_phdr_seed(ip) : ipv6_phdr_seed(ip);
+  return true;
 }
 
 }  // namespace mana

@@ -20,12 +20,6 @@
 namespace mana {
 namespace {
 
-constexpr uint64_t kSupportedTxFlags = RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IPV6 |
-                                       RTE_MBUF_F_TX_IP_CKSUM | RTE_MBUF_F_TX_L4_MASK |
-                                       RTE_MBUF_F_TX_VLAN;
-
-constexpr uint64_t kRefusedTxFlags = RTE_MBUF_F_TX_OFFLOAD_MASK & ~kSupportedTxFlags;
-
 // The errno rte_eth_tx_prepare reports for each refusal.
 constexpr int kRefusalErrno[kTxPrepareRefusalKinds] = {0,      ENOTSUP, EINVAL, EINVAL,
                                                        EINVAL, EINVAL,  EINVAL};
@@ -92,87 +86,23 @@ TxPrepareRefusal prepare_any(const TxQueue& q, rte_mbuf* m, uint32_t mtu) {
   return seed_l4_checksum(m) == SeedResult::kDone ? kPrepareOk : kPrepareBadRequest;
 }
 
-// The common requests, by the five flag bits the checksum OOB depends on (tx_oob.h): what to seed.
-enum class Request : uint8_t { kOther, kNone, kIpv4Udp, kIpv4Tcp, kIpv6Udp, kIpv6Tcp };
-constexpr Request request_of(uint64_t f) {
-  const uint64_t l4 = f & RTE_MBUF_F_TX_L4_MASK;
-  const bool v4 = f & RTE_MBUF_F_TX_IPV4, v6 = f & RTE_MBUF_F_TX_IPV6;
-  const bool ip_csum = f & RTE_MBUF_F_TX_IP_CKSUM;
-  if (l4 == 0 && !ip_csum) return Request::kNone;
-  if (v4 == v6 || (ip_csum && !v4)) return Request::kOther;
-  if (l4 == RTE_MBUF_F_TX_UDP_CKSUM) return v4 ? Request::kIpv4Udp : Request::kIpv6Udp;
-  if (l4 == RTE_MBUF_F_TX_TCP_CKSUM) return v4 ? Request::kIpv4Tcp : Request::kIpv6Tcp;
-  return Request::kOther;  // IP checksum alone, SCTP
-}
-
-// What the fast path needs of a request, in one word: the shortest IP header (above any l3_len
-// for a request it does not take, so that the length test refuses those too), where the L4
-// checksum field ends within the L4 header, the IP version.
-struct FastCase {
-  uint8_t kind = 0;  // kNoRequest, kIpv4 or 0
-  uint8_t field_end = 0;
-  uint16_t min_l3 = 1u << RTE_MBUF_L3_LEN_BITS;
-};
-constexpr uint8_t kNoRequest = 1, kIpv4 = 2;
-constexpr FastCase fast_case_of(uint64_t f) {
-  const Request r = request_of(f);
-  FastCase c;
-  if (r == Request::kNone) c.kind = kNoRequest;
-  if (r < Request::kIpv4Udp) return c;
-  const bool v4 = r <= Request::kIpv4Tcp;
-  const bool tcp = r == Request::kIpv4Tcp || r == Request::kIpv6Tcp;
-  c.min_l3 = v4 ? sizeof(rte_ipv4_hdr) : sizeof(rte_ipv6_hdr);
-  c.field_end =
-      (tcp ? offsetof(rte_tcp_hdr, cksum) : offsetof(rte_udp_hdr, dgram_cksum)) + sizeof(uint16_t);
-  c.kind = v4 ? kIpv4 : 0;
-  return c;
-}
-inline constexpr auto kFastCases = tx_csum_flags_table(fast_case_of);
-static_assert(sizeof(FastCase) == sizeof(uint32_t));
-
 // Any checksum request (L4, IP) or refused flag: what a packet that needs no work has none of.
 constexpr uint64_t kRequestOrRefusedFlags =
     RTE_MBUF_F_TX_OFFLOAD_MASK & ~(RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IPV6 | RTE_MBUF_F_TX_VLAN);
 static_assert((kRefusedTxFlags & ~kRequestOrRefusedFlags) == 0 &&
               (kRequestOrRefusedFlags & (RTE_MBUF_F_TX_L4_MASK | RTE_MBUF_F_TX_IP_CKSUM)) ==
                   (RTE_MBUF_F_TX_L4_MASK | RTE_MBUF_F_TX_IP_CKSUM));
-// Anything outside the common case: other offload flags, a shared or chained mbuf.
-constexpr uint64_t kUncommonFlags = kRefusedTxFlags | RTE_MBUF_F_INDIRECT | RTE_MBUF_F_EXTERNAL;
 
-// l2_len and l3_len in the tx_offload word: the lowest bit-fields (little endian).
-constexpr unsigned kL3Shift = RTE_MBUF_L2_LEN_BITS;
-constexpr uint32_t kL2Mask = RTE_LEN2MASK(RTE_MBUF_L2_LEN_BITS, uint32_t);
-constexpr uint32_t kL3Mask = RTE_LEN2MASK(RTE_MBUF_L3_LEN_BITS, uint32_t);
-
-// The common cases first: no checksum request; a direct, unshared, one-segment mbuf asking for a
-// UDP or TCP checksum over IPv4 or IPv6 with plausible header lengths and the field in its data
-// (the seed is written without reading what is there); either within `max_frame` (MTU + 14). The
-// length rules are one sign test: each difference is negative when its rule is broken. Everything
-// else takes every rule.
+// The common cases first: no checksum request; what seed_common_case takes, within `max_frame`
+// (MTU + 14). Everything else takes every rule.
 inline TxPrepareRefusal prepare_one(const TxQueue& q, rte_mbuf* m, uint32_t mtu,
                                     uint32_t max_frame) {
   const uint64_t f = m->ol_flags;
-  uint32_t refcnt_segs;
-  static_assert(offsetof(rte_mbuf, nb_segs) == offsetof(rte_mbuf, refcnt) + sizeof(uint16_t));
-  std::memcpy(&refcnt_segs, &m->refcnt, sizeof(refcnt_segs));
-  constexpr uint32_t kOneSegUnshared = 1u | 1u << 16;  // little endian: refcnt 1, nb_segs 1
   // No checksum request and no refused flag in one test (the IP version and VLAN flags alone ask
   // for nothing to check), before the table lookup the requests need.
   if ((f & kRequestOrRefusedFlags) == 0 && m->nb_segs <= q.max_segs && m->pkt_len <= max_frame)
     return kPrepareOk;
-  const FastCase c = kFastCases[(f >> kTxCsumFlagsShift) & 0x1F];
-  const uint32_t lens = static_cast<uint32_t>(m->tx_offload);
-  const uint32_t l2 = lens & kL2Mask;
-  const uint32_t l3 = (lens >> kL3Shift) & kL3Mask;
-  const uint32_t end = l2 + l3 + c.field_end;
-  // Unsigned: a broken rule wraps its (small) difference, which sets the top bit.
-  const auto short_by =
-      static_cast<int32_t>((l2 - RTE_ETHER_HDR_LEN) | (l3 - c.min_l3) |
-                           (uint32_t{m->data_len} - end) | (max_frame - m->pkt_len));
-  if (((f & kUncommonFlags) | (refcnt_segs ^ kOneSegUnshared)) == 0 && short_by >= 0) {
-    const uint8_t* ip = rte_pktmbuf_mtod_offset(m, const uint8_t*, l2);
-    *rte_pktmbuf_mtod_offset(m, unaligned_uint16_t*, end - sizeof(uint16_t)) =
-        (c.kind & kIpv4) ? ipv4_phdr_seed(ip) : ipv6_phdr_seed(ip);
+  if (seed_common_case(m, f, max_frame - m->pkt_len)) {
     m->ol_flags = f | q.seeded_flag;
     return kPrepareOk;
   }

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The TX fast path's own rules (doc/guide.md "TX thresholds", doc/performance.md "Cost per
 // packet"): the CQE cadence of tx_rs_thresh, reclaim below tx_free_thresh, the bulk free with and
-// without MBUF_FAST_FREE, the seed tx_prepare marks so that the burst does not check it again, and
+// without MBUF_FAST_FREE, the seed tx_prepare marks so that the burst does not check it again, the
+// burst's own seed on packets tx_prepare did not see, and
 // the pseudo-header seed's few adds against DPDK's own functions.
+#include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <random>
 #include <vector>
 
@@ -188,6 +191,68 @@ TEST_F(TxFastPathTest, BurstTrustsThePreparedSeedOnce) {
   ASSERT_EQ(rte_mbuf_refcnt_read(m), 1);
   ASSERT_EQ(csum(&q_, pkts.data(), 1), 1);  // the flag is gone: the burst seeds
   EXPECT_EQ(*field, seed);
+}
+
+// A packet tx_prepare did not see: the burst's common-case seed (seed_common_case, inline in its
+// loop) gives what the general rule (seed_l4_checksum) gives, and whatever the rule refuses stays
+// unsent, unwritten and counted. Random requests (the five flag bits), header and data lengths,
+// sharing; the reference runs on a copy of each packet.
+TEST_F(TxFastPathTest, BurstSeedsUnpreparedPacketsAsTheGeneralRuleDoes) {
+  const eth_tx_burst_t csum = select_tx_burst(
+      RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM | RTE_ETH_TX_OFFLOAD_TCP_CKSUM);
+  std::mt19937 rng(20261208);
+  constexpr uint16_t kLen = 128;
+  static constexpr uint8_t kL2[] = {0, 13, 14, 18, 100};
+  static constexpr uint16_t kL3[] = {0, 19, 20, 24, 39, 40, 60};
+  unsigned sent_total = 0, refused_total = 0;
+  for (int i = 0; i < 4000; i++) {
+    rte_mbuf* m = packet(kLen);
+    rte_mbuf* ref = packet(kLen);
+    uint8_t* d = rte_pktmbuf_mtod(m, uint8_t*);
+    for (uint16_t b = 0; b < kLen; b++) d[b] = static_cast<uint8_t>(rng());
+    d[14] = (i % 2) ? 0x45 : static_cast<uint8_t>(0x40 | (rng() % 16));
+    m->ol_flags = uint64_t{rng() % 32} << kTxCsumFlagsShift;
+    m->l2_len = kL2[rng() % std::size(kL2)];
+    m->l3_len = kL3[rng() % std::size(kL3)];
+    // Mostly around where a UDP or TCP checksum field would end: each side of every length rule.
+    const int around =
+        m->l2_len + m->l3_len + ((rng() % 2) ? 8 : 18) + static_cast<int>(rng() % 7) - 3;
+    const int len = (rng() % 4 == 0) ? static_cast<int>(1 + rng() % kLen) : around;
+    m->data_len = static_cast<uint16_t>(std::clamp(len, 1, int{kLen}));
+    m->pkt_len = m->data_len;
+    std::memcpy(rte_pktmbuf_mtod(ref, uint8_t*), d, kLen);
+    ref->ol_flags = m->ol_flags;
+    ref->tx_offload = m->tx_offload;
+    ref->data_len = m->data_len;
+    ref->pkt_len = m->pkt_len;
+    const bool shared = rng() % 4 == 0;
+    if (shared) {
+      rte_mbuf_refcnt_update(m, 1);
+      rte_mbuf_refcnt_update(ref, 1);
+    }
+    const bool want_sent = seed_l4_checksum(ref) == SeedResult::kDone;
+    const uint64_t refusals_before = q_.stats.csum_headers_split + q_.stats.csum_readonly;
+    const uint16_t sent = csum(&q_, &m, 1);
+    ASSERT_EQ(sent, want_sent ? 1 : 0) << "case " << i;
+    ASSERT_EQ(std::memcmp(d, rte_pktmbuf_mtod(ref, uint8_t*), kLen), 0) << "case " << i;
+    ASSERT_EQ(q_.stats.csum_headers_split + q_.stats.csum_readonly, refusals_before + !sent)
+        << "case " << i;
+    if (sent) {
+      complete(q_.sq.head_bu - 1);
+      tx_reclaim(q_);
+      sent_total++;
+    } else {
+      rte_pktmbuf_free(m);
+      refused_total++;
+    }
+    if (shared) rte_pktmbuf_free(ref);
+    rte_pktmbuf_free(ref);
+    if (shared) rte_pktmbuf_free(m);
+  }
+  // Both outcomes were drawn often (not a count to match: the draws decide it).
+  EXPECT_GT(sent_total, 1000u);
+  EXPECT_GT(refused_total, 100u);
+  EXPECT_EQ(in_use(), 0u) << "a packet stayed out of the pool";
 }
 
 // The seed's few adds equal rte_ipv4_phdr_cksum / rte_ipv6_phdr_cksum on random headers (IPv4 ones
