@@ -2,8 +2,8 @@
 // The TX fast path's own rules (doc/guide.md "TX thresholds", doc/performance.md "Cost per
 // packet"): the CQE cadence of tx_rs_thresh, reclaim below tx_free_thresh, the bulk free with and
 // without MBUF_FAST_FREE, the seed tx_prepare marks so that the burst does not check it again, the
-// burst's own seed on packets tx_prepare did not see, and
-// the pseudo-header seed's few adds against DPDK's own functions.
+// burst's own seed on packets tx_prepare did not see, and the pseudo-header seed's few adds against
+// DPDK's own functions.
 #include <algorithm>
 #include <cstring>
 #include <iterator>
