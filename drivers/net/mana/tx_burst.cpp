@@ -116,10 +116,11 @@ struct ShortRun {
 };
 
 // Posts the run's packets up to the first that needs a call (several segments, a memory region
-// not in `mr`, a checksum tx_prepare did not seed outside the common case); returns how many it
-// posted. A leaf function of its own: its loop keeps every value in a register, whatever the
-// caller's slow paths hold.
-template <bool kChecksum>
+// not in `mr`, a checksum tx_prepare did not seed); returns how many it posted. kSeeded: the
+// caller seeded the run's packets (seed_unprepared), none of them carries tx_prepare's mark. A
+// leaf function of its own: its loop keeps every value in a register, whatever the caller's slow
+// paths hold.
+template <bool kChecksum, bool kSeeded>
 __attribute__((noinline)) uint32_t post_plain_wqes(const ShortRun& r, uint32_t k, uint64_t oob_word,
                                                    const uint64_t* csum_oob, uint64_t seeded,
                                                    MrRange mr, uint64_t* bytes_io) {
@@ -145,10 +146,10 @@ __attribute__((noinline)) uint32_t post_plain_wqes(const ShortRun& r, uint32_t k
     uint64_t oob = oob_word;
     if constexpr (kChecksum) {
       const uint64_t f = m->ol_flags;
-      if (f & seeded)
+      if constexpr (!kSeeded) {
+        if (!(f & seeded)) break;
         m->ol_flags = f ^ seeded;  // prepared for one send
-      else if ((f & RTE_MBUF_F_TX_L4_MASK) != 0 && !seed_common_case(m, f, 0))
-        break;  // not prepared, and not the common case: the caller takes every rule
+      }
       oob = checksum_oob(csum_oob, m, f);
     }
     write_short_wqe(w, out + i, d + i, m, oob, addr, len, lkey, meta);
@@ -158,10 +159,27 @@ __attribute__((noinline)) uint32_t post_plain_wqes(const ShortRun& r, uint32_t k
   return static_cast<uint32_t>(static_cast<ptrdiff_t>(length) + i);
 }
 
+// Seeds the packets tx_prepare did not see, from the first, while each is the common case
+// (seed_common_case) or asks for no L4 checksum; stops at the first it cannot take or that carries
+// tx_prepare's mark (`seeded`). Returns how many it took. A pass of its own, so that the WQE loop
+// keeps its registers.
+__attribute__((noinline)) uint32_t seed_unprepared(rte_mbuf* const* pkts, uint32_t n,
+                                                   uint64_t seeded) {
+  uint32_t i = 0;
+  for (; i < n; i++) {
+    rte_mbuf* const m = pkts[i];
+    const uint64_t f = m->ol_flags;
+    if ((f & seeded) != 0) break;
+    if ((f & RTE_MBUF_F_TX_L4_MASK) != 0 && !seed_common_case(m, f, 0)) break;
+  }
+  return i;
+}
+
 // Single-segment packets with short OOBs: every WQE is one basic unit (doc/hardware.md §4.3), so
 // the room is known up front. The queue's positions live in locals (the ring stores could alias
-// the queue) and are written back once. post_plain_wqes takes the packets that need no call; the
-// packet it stops at takes the general path here, then it resumes.
+// the queue) and are written back once. post_plain_wqes takes the packets that need no call, after
+// seed_unprepared for those tx_prepare did not see; the packet they stop at takes the general path
+// here, then they resume.
 template <bool kChecksum>
 uint16_t post_short_wqes(TxQueue& q, const ProcessPrivate& pp, rte_mbuf** pkts, uint16_t nb_pkts,
                          bool reclaimed, uint64_t* bytes_out) {
@@ -200,8 +218,18 @@ uint16_t post_short_wqes(TxQueue& q, const ProcessPrivate& pp, rte_mbuf** pkts, 
     constexpr size_t kWords = hw::kBasicUnit / sizeof(uint64_t);
     uint32_t k = 0;
     while (true) {
-      k = post_plain_wqes<kChecksum>(r, k, oob_word, q.csum_oob.data(), seeded, mr, &bytes);
+      k = post_plain_wqes<kChecksum, false>(r, k, oob_word, q.csum_oob.data(), seeded, mr, &bytes);
       if (k == run) break;
+      if constexpr (kChecksum) {
+        // Packets tx_prepare did not see: their seeds in one pass, then the loop takes them.
+        if (const uint32_t done = seed_unprepared(r.in + k, run - k, seeded); done != 0) {
+          ShortRun part = r;
+          part.length = k + done;
+          k = post_plain_wqes<true, true>(part, k, oob_word, q.csum_oob.data(), seeded, mr, &bytes);
+          if (k == run) break;
+          if (k == part.length) continue;
+        }
+      }
       // The packet the loop stopped at: several segments, a memory region to look up, or a
       // checksum to seed here.
       rte_mbuf* const m = r.in[k];

@@ -44,6 +44,38 @@ class TxFastPathTest : public mana_test::FakeTxPort {
     std::memcpy(&o, txq_.sq_ring() + ((bu * 32 + 8) & txq_.sq_ring_mask()), sizeof(o));
     return hw::TxShortOob::SuppressCqe::get(o.dw0) != 0;
   }
+  // tx_prepare's mark, as the queue's setup registers it.
+  void use_seeded_flag() {
+    rte_mbuf_dynflag desc{};
+    std::strcpy(desc.name, "mana_tx_seeded");
+    const int bit = rte_mbuf_dynflag_register(&desc);
+    ASSERT_GE(bit, 0);
+    q_.seeded_flag = uint64_t{1} << bit;
+  }
+  // An 80-byte IPv4/UDP frame from 10.0.0.`host` asking for both checksums, the field zero.
+  rte_mbuf* udp_ipv4_packet(uint8_t host) {
+    rte_mbuf* m = packet(80);
+    uint8_t* d = rte_pktmbuf_mtod(m, uint8_t*);
+    std::memset(d, 0, 80);
+    auto* ip = reinterpret_cast<rte_ipv4_hdr*>(d + 14);
+    ip->version_ihl = 0x45;
+    ip->total_length = rte_cpu_to_be_16(66);
+    ip->next_proto_id = IPPROTO_UDP;
+    ip->src_addr = rte_cpu_to_be_32(0x0A000000 | host);
+    ip->dst_addr = rte_cpu_to_be_32(0x0A000002);
+    m->l2_len = 14;
+    m->l3_len = 20;
+    m->ol_flags = RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM | RTE_MBUF_F_TX_UDP_CKSUM;
+    return m;
+  }
+  static uint16_t* udp_checksum_field(rte_mbuf* m) {
+    return rte_pktmbuf_mtod_offset(m, uint16_t*, 14 + 20 + 6);
+  }
+  // DPDK's own pseudo-header sum of the frame (with the flags of a checksum request).
+  static uint16_t seed_of(rte_mbuf* m) {
+    return rte_ipv4_phdr_cksum(rte_pktmbuf_mtod_offset(m, rte_ipv4_hdr*, 14),
+                               RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_UDP_CKSUM);
+  }
   // The NIC: one okay CQE naming the WQE at `bu`.
   void complete(uint32_t bu) {
     cq_.produce([&](hw::Cqe& e) {
@@ -156,27 +188,12 @@ TEST_F(TxFastPathTest, FastFreeReturnsEverySegmentOfAChain) {
 // A packet tx_prepare seeded carries the queue's flag; the burst trusts it (and clears it), and
 // seeds a packet without it.
 TEST_F(TxFastPathTest, BurstTrustsThePreparedSeedOnce) {
-  rte_mbuf_dynflag desc{};
-  std::strcpy(desc.name, "mana_tx_seeded");
-  const int bit = rte_mbuf_dynflag_register(&desc);
-  ASSERT_GE(bit, 0);
-  q_.seeded_flag = uint64_t{1} << bit;
+  use_seeded_flag();
   const eth_tx_burst_t csum =
       select_tx_burst(RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM);
-  rte_mbuf* m = packet(80);
-  uint8_t* d = rte_pktmbuf_mtod(m, uint8_t*);
-  std::memset(d, 0, 80);
-  auto* ip = reinterpret_cast<rte_ipv4_hdr*>(d + 14);
-  ip->version_ihl = 0x45;
-  ip->total_length = rte_cpu_to_be_16(66);
-  ip->next_proto_id = IPPROTO_UDP;
-  ip->src_addr = rte_cpu_to_be_32(0x0A000001);
-  ip->dst_addr = rte_cpu_to_be_32(0x0A000002);
-  m->l2_len = 14;
-  m->l3_len = 20;
-  m->ol_flags = RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM | RTE_MBUF_F_TX_UDP_CKSUM;
-  auto* field = reinterpret_cast<uint16_t*>(d + 14 + 20 + 6);
-  const uint16_t seed = rte_ipv4_phdr_cksum(ip, m->ol_flags);
+  rte_mbuf* m = udp_ipv4_packet(1);
+  uint16_t* field = udp_checksum_field(m);
+  const uint16_t seed = seed_of(m);
   std::vector<rte_mbuf*> pkts{m};
   ASSERT_EQ(tx_prepare(&q_, pkts.data(), 1), 1);
   EXPECT_EQ(*field, seed);
@@ -253,6 +270,29 @@ TEST_F(TxFastPathTest, BurstSeedsUnpreparedPacketsAsTheGeneralRuleDoes) {
   EXPECT_GT(sent_total, 1000u);
   EXPECT_GT(refused_total, 100u);
   EXPECT_EQ(in_use(), 0u) << "a packet stayed out of the pool";
+}
+
+// A burst of packets tx_prepare did not see, then prepared ones, then unprepared again: the burst
+// seeds only the unprepared ones, leaves the prepared ones' fields as they are, and no packet keeps
+// tx_prepare's mark.
+TEST_F(TxFastPathTest, AMixedBurstSeedsOnlyWhatTxPrepareDidNot) {
+  use_seeded_flag();
+  const eth_tx_burst_t csum =
+      select_tx_burst(RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM);
+  std::vector<rte_mbuf*> pkts;
+  for (uint8_t i = 0; i < 9; i++) pkts.push_back(udp_ipv4_packet(i));
+  std::vector<rte_mbuf*> prepared(pkts.begin() + 3, pkts.begin() + 6);
+  ASSERT_EQ(tx_prepare(&q_, prepared.data(), 3), 3);
+  for (rte_mbuf* m : prepared) *udp_checksum_field(m) = 0x5555;  // shows the burst did not look
+  ASSERT_EQ(csum(&q_, pkts.data(), 9), 9);
+  for (size_t i = 0; i < pkts.size(); i++) {
+    const bool was_prepared = i >= 3 && i < 6;
+    EXPECT_EQ(*udp_checksum_field(pkts[i]), was_prepared ? 0x5555 : seed_of(pkts[i])) << i;
+    EXPECT_EQ(pkts[i]->ol_flags & q_.seeded_flag, 0u) << i;
+  }
+  complete(8);
+  tx_reclaim(q_);
+  EXPECT_EQ(in_use(), 0u);
 }
 
 // The seed's few adds equal rte_ipv4_phdr_cksum / rte_ipv6_phdr_cksum on random headers (IPv4 ones
