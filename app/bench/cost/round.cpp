@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cinttypes>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -240,9 +241,22 @@ std::string steer(uint16_t port, const RoundConfig& c, std::vector<uint16_t>* sr
 }
 
 // False (and why on stderr) unless every frame of RX queue `queue` of `p` is one that TX queue
-// sent on that port: RSS put it there.
-bool check_landing(const Port& p, uint16_t queue, rte_mbuf* const* pkts, uint16_t n) {
+// sent on that port (RSS put it there) and, with `offloads`, arrived with good checksums.
+bool check_landing(const Port& p, uint16_t queue, rte_mbuf* const* pkts, uint16_t n,
+                   bool offloads) {
+  // With checksum offloads the NIC completed both checksums from the driver's pseudo-header seed:
+  // a wrong seed arrives as a bad UDP checksum.
+  constexpr uint64_t kGood = RTE_MBUF_F_RX_IP_CKSUM_GOOD | RTE_MBUF_F_RX_L4_CKSUM_GOOD;
   for (uint16_t i = 0; i < n; i++) {
+    const uint64_t cksum =
+        pkts[i]->ol_flags & (RTE_MBUF_F_RX_IP_CKSUM_MASK | RTE_MBUF_F_RX_L4_CKSUM_MASK);
+    if (offloads && cksum != kGood) {
+      std::fprintf(stderr,
+                   "mana_cost_bench: port %u RX queue %u received a frame whose checksums are not "
+                   "both good (ol_flags %#" PRIx64 "): the TX checksum offload went wrong\n",
+                   p.id, queue, pkts[i]->ol_flags);
+      return false;
+    }
     const auto* eth = rte_pktmbuf_mtod(pkts[i], const rte_ether_hdr*);
     const auto* udp = reinterpret_cast<const rte_udp_hdr*>(
         reinterpret_cast<const uint8_t*>(eth + 1) + sizeof(rte_ipv4_hdr));
@@ -313,7 +327,7 @@ bool forward(const std::vector<Port>& ports, const RoundConfig& c, rte_mempool* 
                      p.id, q, sent[l], n[l]);
         return false;
       }
-      if (check && !check_landing(p, q, pkts[l].data(), n[l])) return false;
+      if (check && !check_landing(p, q, pkts[l].data(), n[l], c.offloads)) return false;
       if (!settle_device(step))
         return fail("the emulated device never went idle") == 0;  // RQ refill
     }
