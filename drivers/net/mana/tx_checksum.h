@@ -103,10 +103,13 @@ inline SeedResult seed_l4_checksum(rte_mbuf* m) {
   // No IP version: tx_prepare refuses it, the burst sends it as is.
   if (!(f & (RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IPV6))) return SeedResult::kDone;
   const uint16_t sum = phdr_seed(m, f);
-  auto* p = rte_pktmbuf_mtod_offset(m, unaligned_uint16_t*, field);
-  if (*p == sum) return SeedResult::kDone;
+  // Byte copies: header lengths may put the field at an odd address.
+  auto* p = rte_pktmbuf_mtod_offset(m, uint8_t*, field);
+  uint16_t now;
+  std::memcpy(&now, p, sizeof(now));
+  if (now == sum) return SeedResult::kDone;
   if (!mbuf_data_writable(m)) return SeedResult::kReadOnlyMbuf;
-  *p = sum;
+  std::memcpy(p, &sum, sizeof(sum));
   return SeedResult::kDone;
 }
 
@@ -168,8 +171,8 @@ inline constexpr uint64_t kSeedUncommonFlags =
   if (((f & kSeedUncommonFlags) | (refcnt_segs ^ kOneSegUnshared)) != 0 || short_by < 0)
     return false;
   const uint8_t* ip = rte_pktmbuf_mtod_offset(m, const uint8_t*, l2);
-  *rte_pktmbuf_mtod_offset(m, unaligned_uint16_t*, end - sizeof(uint16_t)) =
-      c.ipv4 ? ipv4_phdr_seed(ip) : ipv6_phdr_seed(ip);
+  const uint16_t seed = c.ipv4 ? ipv4_phdr_seed(ip) : ipv6_phdr_seed(ip);
+  std::memcpy(rte_pktmbuf_mtod_offset(m, uint8_t*, end - sizeof(uint16_t)), &seed, sizeof(seed));
   return true;
 }
 
