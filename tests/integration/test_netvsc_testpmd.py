@@ -28,7 +28,7 @@ from harness import emu_ctl, expect
 from launch import RECEIVER, SENDER
 from netvsc import (HOTPLUG_LINE, NETVSC_PORT, needs_forwarding_testpmd, netvsc_testpmd,
                     netvsc_xstats, stop_forwarding)
-from testpmd_cli import command, mbufs_in_use, show_port_stats
+from testpmd_cli import command, mbufs_in_use, show_port_stats, start_forwarding
 
 # Hugepages its DPDK processes take together at their peak (hugepages.py): two testpmd processes
 # of -m 256 with small pools, measured 512 MB.
@@ -62,7 +62,7 @@ def send_receive(name, snd_args, rcv_args, frames, frame_len=None):
     snd = netvsc_testpmd(SENDER, fabric, "mana-nvtp-snd",
                          ["--forward-mode=txonly", f"--tx-ip={SENDER['ip']},{RECEIVER['ip']}", *snd_args],
                          emu_opts=["--tx-pps", "300000"])
-    command(rcv, "start", r"rxonly packet forwarding")
+    start_forwarding(rcv)  # the sender starts only once the receiver counts
     command(snd, "start", r"txonly packet forwarding")
     harness.repeat_until(lambda: rx_packets(rcv), lambda n: n >= frames,
                          f"{name}: the receiver to count {frames} frames", timeout=60)

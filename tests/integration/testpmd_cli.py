@@ -10,8 +10,20 @@ import subprocess
 from harness import expect, repeat_until
 
 # testpmd drains the RX queues after printing "<mode> packet forwarding - ports=..." and before this
-# line: frames must be sent only once it has appeared.
+# line: frames must be sent only once it has appeared (and its statistics' baseline follows it:
+# start_forwarding waits for both).
 FORWARDING_STARTED = r"packet forwarding packets/burst="
+
+def start_forwarding(p):
+    """`start` in an interactive testpmd, until its forward statistics count every frame received
+    from now on. testpmd prints the forwarding configuration ("<mode> packet forwarding - ports"),
+    drains the RX queues, prints FORWARDING_STARTED, takes the statistics' baseline and launches
+    the lcores, all before it reads the next command: a frame that arrives before the baseline is
+    drained or counted in it, and missing from the forward statistics. The answer to a second
+    command marks the end."""
+    command(p, "start", FORWARDING_STARTED)
+    command(p, "show port summary all", r"^Number of available ports")
+
 
 def command(p, line, done=r"^Done", timeout=30.0):
     """Types `line` into an interactive testpmd and waits for the line matching `done` in its
