@@ -21,7 +21,7 @@ from emulator import device_counters, fabric_ports
 import harness
 from harness import MANA_EMU, PMD, Program, emu_ctl, emu_mac, expect
 from launch import RECEIVER, SENDER
-from testpmd_cli import ReceiverCounts, parse_forward_stats
+from testpmd_cli import FORWARDING_STARTED, ReceiverCounts, parse_forward_stats
 
 # Hugepages its DPDK processes take together at their peak (hugepages.py): two testpmd processes at once, measured 740 MB.
 HUGEPAGES_MB = 1024
@@ -50,7 +50,7 @@ def expect_fabric_released(name, program):
 def lisa_pair(fabric, tag):
     """LISA's receiver, then its sender, both forwarding; the receiver's stats blocks."""
     rcv = lisa_testpmd(RECEIVER, fabric, f"mana-{tag}-rcv", ["--forward-mode=rxonly"])
-    rcv.wait_for(r"rxonly packet forwarding", timeout=60)
+    rcv.wait_for(FORWARDING_STARTED, timeout=60)  # after its RX drain: the sender may start
     snd = lisa_testpmd(SENDER, fabric, f"mana-{tag}-snd",
                        ["--forward-mode=txonly", f"--tx-ip={SENDER['ip']},{RECEIVER['ip']}"])
     snd.wait_for(r"txonly packet forwarding", timeout=60)

@@ -15,7 +15,7 @@ from emulator import device_port, fabric_ports
 import harness
 from harness import Program, emu_run, expect
 from launch import RECEIVER, SENDER
-from testpmd_cli import ReceiverCounts, parse_forward_stats, parse_port_stats
+from testpmd_cli import FORWARDING_STARTED, ReceiverCounts, parse_forward_stats, parse_port_stats
 
 # Hugepages its DPDK processes take together at their peak (hugepages.py): two testpmd processes of -m 128 and small pools, measured 360 and 412 MB.
 HUGEPAGES_MB = 512
@@ -50,7 +50,7 @@ def send_receive(max_pkt_len, txpkts, queues=1):
               "--txd=256", "--rxd=256"]
     jumbo = ["--hw", "adapter-mtu=9000"]  # whatever the profile: Azure's jumbo-capable adapter
     rcv = testpmd(RECEIVER, fabric, "mana-jumbo-rcv", ["--forward-mode=rxonly", *common], jumbo)
-    rcv.wait_for(r"rxonly packet forwarding", timeout=60)
+    rcv.wait_for(FORWARDING_STARTED, timeout=60)  # after its RX drain: the sender may start
     flows = ["--txonly-multi-flow"] if queues > 1 else []
     snd = testpmd(SENDER, fabric, "mana-jumbo-snd",
                   ["--forward-mode=txonly", *common, f"--txpkts={txpkts}", *flows,
@@ -104,7 +104,7 @@ def frames_above_the_receivers_mtu(vport_mtu):
                   ["--forward-mode=rxonly", *POOL, "--max-pkt-len=1514", "-a", "--stats-period",
                    "1"],
                   emu)
-    rcv.wait_for(r"rxonly packet forwarding", timeout=60)
+    rcv.wait_for(FORWARDING_STARTED, timeout=60)  # after its RX drain: the sender may start
     snd = testpmd(SENDER, fabric, "mana-jumbo-snd",
                   ["--forward-mode=txonly", *POOL, "--max-pkt-len=9014", "--txpkts=4014", "-a",
                    "--stats-period", "1", f"--tx-ip={SENDER['ip']},{RECEIVER['ip']}"], emu)
